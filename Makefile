@@ -1,0 +1,31 @@
+# Two entry points (see README): `make demo` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/arbiter demo
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/harness_throughput.py
+	$(BIN)/python bench/metrics_speed.py
+
+clean:
+	rm -rf $(VENV) .arbiter .pytest_cache .mypy_cache .ruff_cache
