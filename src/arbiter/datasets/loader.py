@@ -1,0 +1,363 @@
+"""Load labelled datasets from JSON, JSONL and CSV files, all-or-nothing.
+
+Formats, chosen by the file suffix (case-insensitive):
+
+- ``.json``: ``{"examples": [...], "name": ..., "version": ...}`` (name and version
+  optional), or a bare top-level list of examples.
+- ``.jsonl``: one example object per line; blank lines are skipped.
+- ``.csv``: a header row naming ``expected_label`` (required), ``id`` and ``cohort``
+  (optional), and any number of ``input.<key>`` / ``metadata.<key>`` columns; dots
+  nest (``input.a.b`` fills ``input["a"]["b"]``). Input and metadata cells that read
+  as a JSON number, ``true``, ``false`` or ``null`` become that value, anything else
+  stays a string; an empty cell is left out.
+
+An example without an ``id`` (or, in CSV, with an empty one) gets ``"{stem}-{n}"``:
+the file's stem and the example's 1-based position among the file's examples
+(blank lines and rows do not count). Ids must be unique within the file.
+
+Every failure raises :class:`~arbiter.errors.InputError` with one line naming the
+file and, where known, the line, column, example and field.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import csv
+import functools
+import io
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from arbiter.contract import Dataset, Example
+from arbiter.errors import InputError
+
+__all__ = ["SUPPORTED_SUFFIXES", "dump_dataset_jsonl", "load_dataset"]
+
+SUPPORTED_SUFFIXES = (".json", ".jsonl", ".csv")
+"""File suffixes :func:`load_dataset` reads."""
+
+_TOP_LEVEL_KEYS = ("examples", "name", "version", "schema_version")
+_CSV_FIELDS = ("id", "expected_label", "cohort")
+_CSV_PREFIXES = ("input", "metadata")
+_JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+# Where example i sits: (line or None, item label such as "examples[3]" or None).
+_Locate = Callable[[int], tuple[int | None, str | None]]
+
+
+def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Dataset:
+    """Read and validate a whole dataset file.
+
+    Args:
+        path: A ``.json``, ``.jsonl`` or ``.csv`` file (see the module docstring).
+        name: Dataset name; defaults to the file's ``name`` key (JSON), else its stem.
+
+    Returns:
+        The dataset, examples in file order.
+
+    Raises:
+        InputError: The file is missing, unreadable, not UTF-8, malformed, or an
+            example is invalid, duplicated or absent. Nothing is returned half-loaded.
+
+    Examples:
+        >>> load_dataset("golden.jsonl").content_hash  # doctest: +SKIP
+        '3f1a...'
+    """
+    file = Path(path)
+    if not file.exists():
+        raise InputError(f"{file}: no such file")
+    if file.is_dir():
+        raise InputError(f"{file}: is a directory, not a dataset file")
+    suffix = file.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        shown = repr(file.suffix) if file.suffix else "(no suffix)"
+        raise InputError(
+            f"{file}: unsupported file type {shown}; supported: {', '.join(SUPPORTED_SUFFIXES)}"
+        )
+    text = _read_text(file)
+    meta: dict[str, Any] = {}
+    if suffix == ".json":
+        items, locate, meta = _parse_json(file, text)
+    else:
+        items, lines = _parse_jsonl(file, text) if suffix == ".jsonl" else _parse_csv(file, text)
+        locate = lambda i: (lines[i], None)  # noqa: E731
+    return _build(file, items, locate, name=name, meta=meta)
+
+
+def dump_dataset_jsonl(dataset: Dataset, path: str | os.PathLike[str]) -> None:
+    """Write a dataset's examples as canonical JSONL (sorted keys, compact, UTF-8).
+
+    Name and version are not written; loading the file back yields the same
+    ``content_hash``.
+
+    Args:
+        dataset: The dataset to write.
+        path: Destination file; overwritten if it exists.
+    """
+    lines = (
+        json.dumps(
+            e.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        for e in dataset.examples
+    )
+    Path(path).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8", newline="\n")
+
+
+def _read_text(file: Path) -> str:
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from exc
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + skip
+        line = data.count(b"\n", 0, offset) + 1
+        raise InputError(
+            f"{file}:{line}: not valid UTF-8: byte 0x{data[offset]:02x} at byte offset {offset}"
+            " (save the file as UTF-8)"
+        ) from exc
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not valid JSON (use null or a string)")
+
+
+def _loads(file: Path, text: str, line: int | None = None) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{file}:{line or exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+        ) from exc
+    except ValueError as exc:  # NaN / Infinity, refused by _reject_constant
+        raise InputError(f"{file}{f':{line}' if line else ''}: invalid JSON: {exc}") from exc
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    names = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, Any]]:
+    data = _loads(file, text)
+    meta: dict[str, Any] = {}
+    if isinstance(data, list):
+        items, key = data, None
+    elif isinstance(data, dict):
+        unknown = sorted(set(data) - set(_TOP_LEVEL_KEYS))
+        if unknown:
+            raise InputError(
+                f"{file}: unknown top-level key {unknown[0]!r}; expected "
+                + ", ".join(repr(k) for k in _TOP_LEVEL_KEYS)
+            )
+        if "examples" not in data:
+            raise InputError(f"{file}: missing top-level key 'examples'")
+        items, key = data["examples"], "examples"
+        if not isinstance(items, list):
+            raise InputError(f"{file}: 'examples' must be an array, got {_json_type(items)}")
+        meta = {k: v for k, v in data.items() if k != "examples"}
+        version = meta.get("version")
+        if isinstance(version, int | float) and not isinstance(version, bool):
+            meta["version"] = str(version)  # "version": 2 is what people write
+    else:
+        raise InputError(
+            f"{file}: top-level value must be an object with 'examples' or an "
+            f"array of examples, got {_json_type(data)}"
+        )
+
+    @functools.cache
+    def lines() -> list[int]:
+        return _example_lines(text, key)
+
+    def locate(i: int) -> tuple[int | None, str | None]:
+        return (lines()[i] if i < len(lines()) else None), f"{key or ''}[{i}]"
+
+    return items, locate, meta
+
+
+def _member_starts(text: str, pos: int) -> list[tuple[Any, int]]:
+    """(key or index, start offset) of each member of the array or object at ``pos``."""
+    decoder = json.JSONDecoder()
+
+    def skip(at: int) -> int:
+        match = _JSON_WHITESPACE.match(text, at)
+        return match.end() if match else at
+
+    is_object = text[pos] == "{"
+    members: list[tuple[Any, int]] = []
+    pos = skip(pos + 1)
+    while text[pos] not in "]}":
+        key: Any = len(members)
+        if is_object:
+            key, pos = decoder.raw_decode(text, pos)
+            pos = skip(skip(pos) + 1)  # past the ':'
+        members.append((key, pos))
+        _, pos = decoder.raw_decode(text, skip(pos))
+        pos = skip(pos)
+        if text[pos] == ",":
+            pos = skip(pos + 1)
+    return members
+
+
+def _example_lines(text: str, key: str | None) -> list[int]:
+    """Line of each example in valid JSON ``text``; re-scans, so only used on errors."""
+    pos = _JSON_WHITESPACE.match(text).end()  # type: ignore[union-attr]  # `*` always matches
+    if key is not None:  # json.loads keeps the last of duplicate keys; so do we
+        pos = [start for name, start in _member_starts(text, pos) if name == key][-1]
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    return [bisect.bisect(newlines, start) + 1 for _, start in _member_starts(text, pos)]
+
+
+def _parse_jsonl(file: Path, text: str) -> tuple[list[Any], list[int]]:
+    items: list[Any] = []
+    lines: list[int] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            items.append(_loads(file, line, number))
+            lines.append(number)
+    return items, lines
+
+
+def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    items: list[Any] = []
+    lines: list[int] = []
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"{file}: empty file; expected a header row with 'expected_label'")
+        columns = _csv_columns(file, header)
+        start = reader.line_num + 1
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                if len(row) != len(columns):
+                    raise InputError(
+                        f"{file}:{start}: row has {len(row)} cells but the header "
+                        f"has {len(columns)} columns"
+                    )
+                items.append(_csv_record(columns, row))
+                lines.append(start)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"{file}:{reader.line_num}: malformed CSV: {exc}") from exc
+    return items, lines
+
+
+def _csv_columns(file: Path, header: list[str]) -> list[tuple[str, ...]]:
+    columns: list[tuple[str, ...]] = []
+    for number, raw in enumerate(header, start=1):
+        name = raw.strip()
+        prefix, _, rest = name.partition(".")
+        if name in _CSV_FIELDS:
+            column: tuple[str, ...] = (name,)
+        elif prefix in _CSV_PREFIXES and rest and all(rest.split(".")):
+            column = (prefix, *rest.split("."))
+        else:
+            raise InputError(
+                f"{file}:1:{number}: unknown column {name!r}; expected id, "
+                "expected_label, cohort, input.<key> or metadata.<key>"
+            )
+        for seen in columns:
+            if column == seen:
+                raise InputError(f"{file}:1:{number}: duplicate column {name!r}")
+            if seen[: len(column)] == column or column[: len(seen)] == seen:
+                raise InputError(
+                    f"{file}:1:{number}: column {name!r} clashes with column "
+                    f"{'.'.join(seen)!r} (a value cannot also hold nested keys)"
+                )
+        columns.append(column)
+    if ("expected_label",) not in columns:
+        raise InputError(
+            f"{file}:1: missing required column 'expected_label' "
+            f"(header: {', '.join(h.strip() for h in header)})"
+        )
+    return columns
+
+
+def _csv_record(columns: list[tuple[str, ...]], row: list[str]) -> dict[str, Any]:
+    record: dict[str, Any] = {"input": {}, "metadata": {}}
+    for column, cell in zip(columns, row, strict=True):
+        if cell == "":
+            continue
+        if len(column) == 1:  # id, expected_label, cohort: always strings
+            record[column[0]] = cell
+            continue
+        target: dict[str, Any] = record[column[0]]
+        for part in column[1:-1]:
+            target = target.setdefault(part, {})
+        target[column[-1]] = _cell_value(cell)
+    return record
+
+
+def _cell_value(cell: str) -> Any:
+    """The JSON scalar a cell reads as (``12``, ``true``, ``null``), else the text."""
+    try:
+        value = json.loads(cell, parse_constant=_reject_constant)
+    except ValueError:
+        return cell
+    return value if value is None or isinstance(value, bool | int | float) else cell
+
+
+def _where(file: Path, line: int | None, item: str | None) -> str:
+    head = f"{file}:{line}" if line is not None else str(file)
+    return f"{head}: {item}" if item else head
+
+
+def _ref(line: int | None, item: str | None) -> str:
+    if line is None:
+        return str(item)
+    return f"line {line} ({item})" if item else f"line {line}"
+
+
+def _describe(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    loc = ".".join(str(part) for part in errors[0]["loc"])
+    message = " ".join(errors[0]["msg"].split())
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return (f"field {loc!r}: {message}" if loc else message) + more
+
+
+def _build(
+    file: Path, items: list[Any], locate: _Locate, *, name: str | None, meta: dict[str, Any]
+) -> Dataset:
+    if not items:
+        raise InputError(f"{file}: no examples (a dataset needs at least one)")
+    examples: list[Example] = []
+    first_seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(
+                f"{_where(file, *locate(i))}: an example must be a JSON object, "
+                f"got {_json_type(item)}"
+            )
+        if item.get("id") is None:
+            item = {**item, "id": f"{file.stem}-{i + 1}"}
+        try:
+            example = Example.model_validate(item)
+        except ValidationError as exc:
+            raise InputError(f"{_where(file, *locate(i))}: {_describe(exc)}") from exc
+        if example.id in first_seen:
+            raise InputError(
+                f"{_where(file, *locate(i))}: duplicate id {example.id!r} "
+                f"(first used at {_ref(*locate(first_seen[example.id]))})"
+            )
+        first_seen[example.id] = i
+        examples.append(example)
+    fields = {**meta, "name": name if name is not None else meta.get("name", file.stem)}
+    try:
+        return Dataset.model_validate({**fields, "examples": examples})
+    except ValidationError as exc:
+        raise InputError(f"{file}: {_describe(exc)}") from exc

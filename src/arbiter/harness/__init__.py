@@ -1,0 +1,1 @@
+"""Offline runs: run a dataset through a system under test, measure, gate and report."""

@@ -1,0 +1,142 @@
+"""The release gate: floors, cohort floors and significant regressions → pass or fail.
+
+A regression against a baseline fails the gate only when it is both larger than
+``epsilon`` and significant: the seeded paired-bootstrap 95% interval of the
+per-example difference (current − baseline) lies entirely below zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from arbiter.contract import Report
+from arbiter.stats import paired_bootstrap_diff
+
+__all__ = ["GateResult", "evaluate_gate"]
+
+OVERFIT_MIN_EXAMPLES = 10
+"""A perfect score on at least this many examples is reported as an over-fit smell."""
+
+
+class GateResult(BaseModel):
+    """The gate's decision and every reason for it."""
+
+    passed: bool
+    """True when no failure was found."""
+    failures: list[str] = Field(default_factory=list)
+    """One line per missed floor or significant regression."""
+    warnings: list[str] = Field(default_factory=list)
+    """Things worth a look that do not fail the gate."""
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def evaluate_gate(
+    report: Report,
+    correct: Mapping[str, Sequence[bool]],
+    *,
+    baseline: Report | None = None,
+    baseline_correct: Mapping[str, Sequence[bool]] | None = None,
+    min_accuracy: float | None = None,
+    min_pass_k: float | None = None,
+    cohort_floors: Mapping[str, float] | None = None,
+    epsilon: float = 0.0,
+    seed: int = 0,
+) -> GateResult:
+    """Decide whether a run may ship.
+
+    Args:
+        report: The report of the run under judgement.
+        correct: Its per-example correctness per repetition.
+        baseline: The report of the baseline run, if comparing.
+        baseline_correct: The baseline's per-example correctness.
+        min_accuracy: Floor on accuracy (mapped when a label map was used).
+        min_pass_k: Floor on pass^k.
+        cohort_floors: Floor on accuracy per cohort name.
+        epsilon: Largest drop against the baseline tolerated even when significant.
+        seed: Seed of the paired bootstrap.
+    """
+    failures: list[str] = []
+    warnings: list[str] = []
+    accuracy = report.primary.accuracy
+    if min_accuracy is not None and accuracy.estimate < min_accuracy:
+        failures.append(
+            f"accuracy {_fmt(accuracy.estimate)} is below the floor {_fmt(min_accuracy)} "
+            f"(95% CI {_fmt(accuracy.low)}–{_fmt(accuracy.high)}, n={accuracy.n})"
+        )
+    if min_pass_k is not None and report.pass_hat_k.estimate < min_pass_k:
+        failures.append(
+            f"pass^{report.k} {_fmt(report.pass_hat_k.estimate)} is below the floor "
+            f"{_fmt(min_pass_k)} (95% CI {_fmt(report.pass_hat_k.low)}–"
+            f"{_fmt(report.pass_hat_k.high)}, n={report.pass_hat_k.n})"
+        )
+    for cohort, floor in sorted((cohort_floors or {}).items()):
+        figures = report.cohorts.get(cohort)
+        if figures is None:
+            known = ", ".join(sorted(report.cohorts)) or "none"
+            failures.append(f"cohort {cohort!r} has no examples in this run (cohorts: {known})")
+        elif figures.accuracy.estimate < floor:
+            failures.append(
+                f"cohort {cohort!r} accuracy {_fmt(figures.accuracy.estimate)} is below the floor "
+                f"{_fmt(floor)} (n={figures.n})"
+            )
+    if baseline is not None and baseline_correct is not None:
+        failures.extend(
+            _regressions(report, correct, baseline, baseline_correct, epsilon, seed, warnings)
+        )
+    if accuracy.estimate == 1.0 and report.n_examples >= OVERFIT_MIN_EXAMPLES:
+        warnings.append(
+            f"100% accuracy on {report.n_examples} examples: an over-fit smell — is the dataset "
+            "too easy, or did the system see it?"
+        )
+    return GateResult(passed=not failures, failures=failures, warnings=warnings)
+
+
+def _regressions(
+    report: Report,
+    correct: Mapping[str, Sequence[bool]],
+    baseline: Report,
+    baseline_correct: Mapping[str, Sequence[bool]],
+    epsilon: float,
+    seed: int,
+    warnings: list[str],
+) -> list[str]:
+    if baseline.dataset_hash != report.dataset_hash:
+        warnings.append("the baseline ran on a different dataset; comparing the examples in common")
+    common = [example_id for example_id in correct if example_id in baseline_correct]
+    if not common:
+        return ["the run and the baseline have no example in common"]
+    failures = []
+    measures: dict[str, Callable[[Sequence[bool]], float]] = {
+        "accuracy": _mean,
+        f"pass^{report.k}": _all,
+    }
+    for name, per_example in measures.items():
+        before = np.array([per_example(baseline_correct[i]) for i in common])
+        after = np.array([per_example(correct[i]) for i in common])
+        delta, low, high = paired_bootstrap_diff(before, after, seed=seed)
+        if -delta > epsilon and high < 0:
+            failures.append(
+                f"{name} regressed by {_fmt(-delta)} against the baseline "
+                f"(95% CI of the change {low:+.3f} to {high:+.3f}, n={len(common)} paired "
+                f"examples; epsilon {_fmt(epsilon)})"
+            )
+        elif -delta > epsilon:
+            warnings.append(
+                f"{name} dropped by {_fmt(-delta)} against the baseline, but the 95% CI of the "
+                f"change ({low:+.3f} to {high:+.3f}) includes 0: not significant"
+            )
+    return failures
+
+
+def _mean(reps: Sequence[bool]) -> float:
+    return sum(reps) / len(reps)
+
+
+def _all(reps: Sequence[bool]) -> float:
+    return float(all(reps))

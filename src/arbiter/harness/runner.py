@@ -1,0 +1,352 @@
+"""Offline runs: every (example, repetition) pair through a system under test.
+
+The async core ``run_eval_async`` drives a fixed pool of workers (bounded
+concurrency), retries what may pass on a second try, and hands each result to a
+writer task that commits it to the store as soon as it arrives (whatever else
+arrived meanwhile goes in the same transaction). ``run_eval`` is the sync wrapper,
+``resume_eval`` continues a stored run with only its missing pairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from arbiter.contract import Dataset, Example, Report
+from arbiter.errors import InputError, SystemCrashed, SystemTimeout, SystemUnderTestError
+from arbiter.harness.report import build_report, is_correct
+from arbiter.store.repository import PairResult, Store
+from arbiter.systems.base import SystemUnderTest
+
+__all__ = ["ProgressCallback", "RunConfig", "resume_eval", "run_eval", "run_eval_async"]
+
+ProgressCallback = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` after every completed pair."""
+
+_BACKOFF_BASE_S = 0.5
+_BACKOFF_CAP_S = 30.0
+_RETRY_AFTER_CAP_S = 120.0
+
+
+class RunConfig(BaseModel):
+    """How a run is executed; stored with the run so a resume repeats it exactly."""
+
+    k: int = Field(default=1, ge=1)
+    """Repetitions per example."""
+    concurrency: int = Field(default=16, ge=1)
+    """Calls in flight at once."""
+    timeout: float = Field(default=30.0, gt=0)
+    """Seconds one call may take."""
+    retries: int = Field(default=2, ge=0)
+    """Extra attempts for a retryable failure (connect, timeout, 429, 5xx)."""
+    label_map: dict[str, str] | None = None
+    """Mapping applied to both expected and predicted labels before comparison."""
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first ``limit`` examples of the dataset."""
+    seed: int = 0
+    """Seed of the bootstrap intervals and of the retry jitter."""
+
+
+def _describe(system: SystemUnderTest) -> dict[str, Any]:
+    describe = getattr(system, "describe", None)
+    if callable(describe):
+        return dict(describe())
+    return {"kind": "object", "repr": repr(system)[:200]}
+
+
+def _short(description: Mapping[str, Any]) -> str:
+    kind = description.get("kind", "?")
+    target = description.get("target") or description.get("url") or description.get("repr", "")
+    tool = description.get("tool")
+    return f"{kind}:{target}" + (f"#{tool}" if tool else "")
+
+
+async def _call_with_retries(
+    system: SystemUnderTest, example: Example, config: RunConfig, rng: random.Random
+) -> tuple[Any, SystemUnderTestError | None, float, int]:
+    attempt = 0
+    while True:
+        attempt += 1
+        started = time.perf_counter()
+        error: SystemUnderTestError
+        try:
+            prediction = await asyncio.wait_for(system(dict(example.input)), config.timeout)
+            return prediction, None, (time.perf_counter() - started) * 1000, attempt
+        except TimeoutError:
+            error = SystemTimeout(f"no answer within {config.timeout:g}s")
+        except SystemUnderTestError as exc:
+            error = exc
+        except Exception as exc:  # a system that breaks the Protocol must not break the run
+            error = SystemCrashed(f"{type(exc).__name__}: {exc}")
+        latency_ms = (time.perf_counter() - started) * 1000
+        if not error.retryable or attempt > config.retries:
+            return None, error, latency_ms, attempt
+        if error.retry_after is not None:
+            delay = min(error.retry_after, _RETRY_AFTER_CAP_S)
+        else:  # exponential backoff with "equal jitter"
+            ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1))
+            delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
+        await asyncio.sleep(delay)
+
+
+async def _score_pair(
+    system: SystemUnderTest,
+    example: Example,
+    repetition: int,
+    config: RunConfig,
+    rng: random.Random,
+) -> PairResult:
+    prediction, error, latency_ms, attempts = await _call_with_retries(system, example, config, rng)
+    if error is not None:
+        return PairResult(
+            example_id=example.id,
+            repetition=repetition,
+            label=None,
+            correct=False,
+            error_type=type(error).__name__,
+            error_message=str(error)[:500],
+            latency_ms=latency_ms,
+            attempts=attempts,
+        )
+    return PairResult(
+        example_id=example.id,
+        repetition=repetition,
+        label=prediction.label,
+        confidence=prediction.confidence,
+        prediction_id=prediction.id or None,
+        raw_output=prediction.raw_output,
+        correct=is_correct(example.expected_label, prediction.label, config.label_map),
+        latency_ms=latency_ms,
+        attempts=attempts,
+    )
+
+
+async def _execute(
+    system: SystemUnderTest,
+    pairs: Sequence[tuple[Example, int]],
+    config: RunConfig,
+    *,
+    store: Store | None,
+    run_id: str | None,
+    sink: list[PairResult],
+    progress: ProgressCallback | None,
+    already_done: int,
+    total: int,
+) -> None:
+    """Run ``pairs`` with ``config.concurrency`` workers; persist each result at once."""
+    work: asyncio.Queue[tuple[Example, int]] = asyncio.Queue()
+    for pair in pairs:
+        work.put_nowait(pair)
+    finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
+    rng = random.Random(config.seed)
+    done = already_done
+
+    async def worker() -> None:
+        while True:
+            try:
+                example, repetition = work.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            finished.put_nowait(await _score_pair(system, example, repetition, config, rng))
+
+    async def writer() -> None:
+        nonlocal done
+        while True:
+            batch: list[PairResult] = []
+            item = await finished.get()
+            closing = item is None
+            if item is not None:
+                batch.append(item)
+            while not finished.empty():
+                nxt = finished.get_nowait()
+                if nxt is None:
+                    closing = True
+                else:
+                    batch.append(nxt)
+            if batch:
+                if store is not None and run_id is not None:
+                    await asyncio.to_thread(store.add_results, run_id, batch)
+                sink.extend(batch)
+                done += len(batch)
+                if progress is not None:
+                    progress(done, total)
+            if closing:
+                return
+
+    writer_task = asyncio.create_task(writer())
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(config.concurrency, len(pairs))):
+                group.create_task(worker())
+    finally:
+        finished.put_nowait(None)
+        # Shielded so that results already finished reach the store even on cancellation.
+        await asyncio.shield(writer_task)
+
+
+async def run_eval_async(
+    system: SystemUnderTest,
+    dataset: Dataset,
+    *,
+    k: int = 1,
+    concurrency: int = 16,
+    timeout: float = 30.0,
+    retries: int = 2,
+    label_map: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    store: Store | None = None,
+    progress: ProgressCallback | None = None,
+) -> Report:
+    """Run ``dataset`` through ``system`` ``k`` times and report how well it did.
+
+    Failures of the system are recorded per pair and never raised. With a ``store``,
+    each result is committed as it completes and the run can be resumed with
+    ``resume_eval`` after any interruption.
+
+    Args:
+        system: The system under test.
+        dataset: Labelled examples.
+        k: Repetitions per example (for pass^k).
+        concurrency: Calls in flight at once.
+        timeout: Seconds one call may take.
+        retries: Extra attempts for retryable failures.
+        label_map: Mapping applied to both sides before comparison (e.g. graded → binary).
+        limit: Only the first ``limit`` examples.
+        seed: Seed of the bootstrap intervals and retry jitter.
+        store: Where to persist the run; None keeps results in memory only.
+        progress: Called with ``(done, total)`` after each completed pair.
+
+    Returns:
+        The report, with ``run_id`` set when a store was given.
+
+    Raises:
+        InputError: An option is out of range.
+
+    Examples:
+        >>> from arbiter.systems.python import PythonSystem
+        >>> report = run_eval(PythonSystem("arbiter.demo.classifier:classify"), dataset)  # doctest: +SKIP
+    """
+    try:
+        config = RunConfig(
+            k=k, concurrency=concurrency, timeout=timeout, retries=retries,
+            label_map=dict(label_map) if label_map else None, limit=limit, seed=seed,
+        )
+    except ValueError as exc:
+        first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("?",), "msg": str(exc)}
+        raise InputError(
+            f"The {first['loc'][0]!r} parameter of run_eval is invalid: {first['msg']}"
+        ) from None
+    examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
+    description = _describe(system)
+    run_id = None
+    if store is not None:
+        run_id = await asyncio.to_thread(
+            store.create_run,
+            dataset=dataset,
+            system=description,
+            config=config.model_dump(mode="json"),
+            n_pairs=len(examples) * config.k,
+        )
+    pairs = [(e, rep) for e in examples for rep in range(config.k)]
+    return await _run_pairs(
+        system, dataset, examples, pairs, config, description,
+        store=store, run_id=run_id, progress=progress, prior=[],
+    )
+
+
+async def _run_pairs(
+    system: SystemUnderTest,
+    dataset: Dataset,
+    examples: Sequence[Example],
+    pairs: Sequence[tuple[Example, int]],
+    config: RunConfig,
+    description: Mapping[str, Any],
+    *,
+    store: Store | None,
+    run_id: str | None,
+    progress: ProgressCallback | None,
+    prior: list[PairResult],
+    prior_elapsed: float = 0.0,
+) -> Report:
+    results: list[PairResult] = list(prior)
+    total = len(examples) * config.k
+    started = time.perf_counter()
+    status = "failed"
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if hasattr(system, "__aenter__"):
+                await stack.enter_async_context(system)  # type: ignore[arg-type]
+            await _execute(
+                system, pairs, config, store=store, run_id=run_id, sink=results,
+                progress=progress, already_done=len(prior), total=total,
+            )
+        status = "completed"
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        status = "interrupted"
+        raise
+    finally:
+        elapsed = time.perf_counter() - started
+        if store is not None and run_id is not None:
+            store.set_status(
+                run_id, status, add_elapsed=elapsed,  # type: ignore[arg-type]
+                finished=status == "completed",
+            )
+    return build_report(
+        examples,
+        results,
+        dataset_name=dataset.name,
+        dataset_hash=dataset.content_hash,
+        system=_short(description),
+        k=config.k,
+        seed=config.seed,
+        label_map=config.label_map,
+        run_id=run_id,
+        elapsed_seconds=prior_elapsed + elapsed,
+    )
+
+
+async def resume_eval_async(
+    store: Store,
+    run_id: str,
+    system: SystemUnderTest,
+    *,
+    progress: ProgressCallback | None = None,
+) -> Report:
+    """Continue a stored run: only its missing (example, repetition) pairs are run.
+
+    Args:
+        store: The store holding the run.
+        run_id: Id (or unique prefix) of the run.
+        system: The system under test, rebuilt from the run's stored description.
+        progress: Called with ``(done, total)`` after each completed pair.
+    """
+    info = store.get_run(run_id)
+    config = RunConfig.model_validate(info.config)
+    dataset = store.load_dataset(info.dataset_hash)
+    examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
+    prior = store.results(info.id)
+    done = {(r.example_id, r.repetition) for r in prior}
+    pairs = [(e, rep) for e in examples for rep in range(config.k) if (e.id, rep) not in done]
+    store.set_status(info.id, "running")
+    return await _run_pairs(
+        system, dataset, examples, pairs, config, info.system,
+        store=store, run_id=info.id, progress=progress, prior=prior,
+        prior_elapsed=info.elapsed_seconds,
+    )
+
+
+def run_eval(system: SystemUnderTest, dataset: Dataset, **options: Any) -> Report:
+    """Sync wrapper of :func:`run_eval_async`; same arguments."""
+    return asyncio.run(run_eval_async(system, dataset, **options))
+
+
+def resume_eval(store: Store, run_id: str, system: SystemUnderTest, **options: Any) -> Report:
+    """Sync wrapper of :func:`resume_eval_async`; same arguments."""
+    return asyncio.run(resume_eval_async(store, run_id, system, **options))

@@ -1,0 +1,395 @@
+"""Honest statistics: intervals, resampling, pass^k, agreement and calibration.
+
+Pure numpy functions with no state. Every resampling takes its seed as a parameter,
+so the same inputs and seed give the same interval on every machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "bootstrap_ci",
+    "cohen_kappa",
+    "expected_calibration_error",
+    "paired_bootstrap_diff",
+    "pass_at_k",
+    "pass_hat_k",
+    "wilson_interval",
+]
+
+# Upper bound on elements materialised per batch of resamples (~32 MB of float64),
+# so bootstrapping a large sample stays vectorised without exhausting memory.
+_MAX_RESAMPLED_ELEMENTS = 4_000_000
+
+
+def _check_int(value: object, name: str, func: str, *, minimum: int) -> int:
+    """Return ``value`` as an int, or raise a ValueError in scikit-learn's words."""
+    kind = "non-negative" if minimum == 0 else "positive" if minimum == 1 else f">= {minimum}"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | np.integer)
+        or int(value) < minimum
+    ):
+        raise ValueError(
+            f"The {name!r} parameter of {func} must be a {kind} int. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def _check_confidence(confidence: object, func: str) -> float:
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float | np.integer | np.floating)
+        or not 0.0 < float(confidence) < 1.0
+    ):
+        raise ValueError(
+            f"The 'confidence' parameter of {func} must be a float in the open interval "
+            f"(0, 1). Got {confidence!r} instead."
+        )
+    return float(confidence)
+
+
+def wilson_interval(
+    successes: int, n: int, *, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    Args:
+        successes: Number of successes, within ``[0, n]``.
+        n: Number of trials.
+        confidence: Coverage of the interval, in (0, 1).
+
+    Returns:
+        ``(low, high)`` within [0, 1]. With ``n == 0`` nothing is known: ``(0.0, 1.0)``.
+        The bound at an observed extreme is exact (0 successes → low is 0.0; all
+        successes → high is 1.0).
+
+    Raises:
+        ValueError: If an argument is out of range.
+
+    Examples:
+        >>> low, high = wilson_interval(5, 10)
+        >>> round(low, 4), round(high, 4)
+        (0.2366, 0.7634)
+    """
+    n = _check_int(n, "n", "wilson_interval", minimum=0)
+    successes = _check_int(successes, "successes", "wilson_interval", minimum=0)
+    if successes > n:
+        raise ValueError(
+            "The 'successes' parameter of wilson_interval must be an int in the range "
+            f"[0, n]. Got {successes!r} instead (n={n})."
+        )
+    confidence = _check_confidence(confidence, "wilson_interval")
+    if n == 0:
+        return 0.0, 1.0
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    z2 = z * z
+    p = successes / n
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denominator
+    half_width = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denominator
+    low = 0.0 if successes == 0 else max(0.0, centre - half_width)
+    high = 1.0 if successes == n else min(1.0, centre + half_width)
+    return low, high
+
+
+def bootstrap_ci(
+    values: ArrayLike,
+    *,
+    statistic: Callable[..., Any] = np.mean,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of a statistic, resampling along the first axis.
+
+    Rows of ``values`` are the resampled units (clusters): pass an
+    ``(examples, repetitions)`` array to resample whole examples with all their
+    repetitions.
+
+    Args:
+        values: The sample; its first axis indexes the units.
+        statistic: A numpy-style reduction called as ``statistic(x, axis=axes)`` on a
+            batch ``x`` of shape ``(batch, n, ...)`` with ``axes = (1, ..., x.ndim - 1)``;
+            it must return one value per resample (``np.mean``, ``np.median`` do).
+        n_resamples: Number of bootstrap resamples.
+        confidence: Coverage of the interval, in (0, 1).
+        seed: Seed of ``np.random.default_rng``; the same seed gives the same interval.
+
+    Returns:
+        ``(low, high)``. An empty sample gives ``(nan, nan)``; a constant sample gives
+        a zero-width interval.
+
+    Raises:
+        ValueError: If an argument is out of range or ``values`` is a scalar.
+
+    Examples:
+        >>> bootstrap_ci([1.0, 1.0, 1.0])
+        (1.0, 1.0)
+    """
+    n_resamples = _check_int(n_resamples, "n_resamples", "bootstrap_ci", minimum=1)
+    confidence = _check_confidence(confidence, "bootstrap_ci")
+    seed = _check_int(seed, "seed", "bootstrap_ci", minimum=0)
+    data = np.asarray(values)
+    if data.ndim == 0:
+        raise ValueError("The 'values' parameter of bootstrap_ci must be an array. Got a scalar.")
+    n = data.shape[0]
+    if n == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    row_size = max(1, data[0].size)
+    batch = max(1, _MAX_RESAMPLED_ELEMENTS // (n * row_size))
+    axes = tuple(range(1, data.ndim + 1))
+    estimates = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, batch):
+        stop = min(start + batch, n_resamples)
+        indices = rng.integers(0, n, size=(stop - start, n))
+        estimates[start:stop] = statistic(data[indices], axis=axes)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(estimates, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def paired_bootstrap_diff(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Mean paired difference ``b - a`` with a bootstrap interval over paired units.
+
+    Args:
+        a: Scores of the baseline, one row per unit.
+        b: Scores of the candidate, the same shape as ``a``, row for row.
+        n_resamples: Number of bootstrap resamples.
+        confidence: Coverage of the interval, in (0, 1).
+        seed: Seed of the resampling.
+
+    Returns:
+        ``(mean(b - a), low, high)``; all three are nan for empty input.
+
+    Raises:
+        ValueError: If the shapes differ or an argument is out of range.
+    """
+    first = np.asarray(a, dtype=np.float64)
+    second = np.asarray(b, dtype=np.float64)
+    if first.shape != second.shape:
+        raise ValueError(
+            "The 'a' and 'b' parameters of paired_bootstrap_diff must have the same shape. "
+            f"Got {first.shape} and {second.shape} instead."
+        )
+    diff = second - first
+    low, high = bootstrap_ci(
+        diff, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )
+    if diff.size == 0:
+        return math.nan, low, high
+    return float(np.mean(diff)), low, high
+
+
+def _check_trials(
+    num_trials: ArrayLike, num_correct: ArrayLike, k: int, func: str
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    k = _check_int(k, "k", func, minimum=1)
+    arrays: list[NDArray[np.int64]] = []
+    for name, raw in (("num_trials", num_trials), ("num_correct", num_correct)):
+        array = np.asarray(raw)
+        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(
+                f"The {name!r} parameter of {func} must be an array of ints. "
+                f"Got dtype {array.dtype} instead."
+            )
+        arrays.append(array.astype(np.int64))
+    try:
+        trials, correct = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ValueError(
+            f"The 'num_trials' and 'num_correct' parameters of {func} must have matching "
+            f"shapes. Got {arrays[0].shape} and {arrays[1].shape} instead."
+        ) from None
+    trials, correct = trials.ravel(), correct.ravel()
+    if trials.size == 0:
+        raise ValueError(f"{func} needs at least one task. Got empty arrays.")
+    if np.any(correct < 0) or np.any(correct > trials):
+        raise ValueError(
+            f"Every entry of the 'num_correct' parameter of {func} must lie in "
+            "[0, num_trials]."
+        )
+    if np.any(trials < k):
+        raise ValueError(
+            f"The 'k' parameter of {func} must be at most every task's num_trials "
+            f"(smallest: {int(trials.min())}). Got {k} instead."
+        )
+    return trials, correct, k
+
+
+def _ratio_of_combinations(top: NDArray[np.int64], n: NDArray[np.int64], k: int) -> NDArray[np.float64]:
+    """``C(top, k) / C(n, k)`` elementwise, as a product that never overflows."""
+    ratio = np.ones(top.shape, dtype=np.float64)
+    for i in range(k):
+        ratio *= np.maximum(top - i, 0) / (n - i)
+    return ratio
+
+
+def pass_hat_k(num_trials: ArrayLike, num_correct: ArrayLike, k: int) -> float:
+    """Unbiased pass^k: the chance that k trials of a task, drawn without replacement, all pass.
+
+    The mean over tasks of ``C(c, k) / C(n, k)`` (τ-bench). With ``k == n`` it is the
+    share of tasks correct on every trial.
+
+    Args:
+        num_trials: Trials per task (``n``); a scalar applies to every task.
+        num_correct: Correct trials per task (``c``), within ``[0, n]``.
+        k: Number of trials that must all pass, within ``[1, min(n)]``.
+
+    Returns:
+        The estimate in [0, 1].
+
+    Raises:
+        ValueError: If the arrays are empty, mismatched or out of range, or ``k`` is.
+
+    Examples:
+        >>> pass_hat_k([4, 4], [4, 2], k=2)
+        0.5833333333333333
+    """
+    trials, correct, k = _check_trials(num_trials, num_correct, k, "pass_hat_k")
+    return float(np.mean(_ratio_of_combinations(correct, trials, k)))
+
+
+def pass_at_k(num_trials: ArrayLike, num_correct: ArrayLike, k: int) -> float:
+    """Unbiased pass@k: the chance that at least one of k trials of a task passes.
+
+    The mean over tasks of ``1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021).
+
+    Args:
+        num_trials: Trials per task (``n``); a scalar applies to every task.
+        num_correct: Correct trials per task (``c``), within ``[0, n]``.
+        k: Number of trials drawn, within ``[1, min(n)]``.
+
+    Returns:
+        The estimate in [0, 1].
+
+    Raises:
+        ValueError: If the arrays are empty, mismatched or out of range, or ``k`` is.
+
+    Examples:
+        >>> pass_at_k([4, 4], [0, 2], k=2)
+        0.4166666666666667
+    """
+    trials, correct, k = _check_trials(num_trials, num_correct, k, "pass_at_k")
+    return float(np.mean(1.0 - _ratio_of_combinations(trials - correct, trials, k)))
+
+
+def _as_1d(values: ArrayLike, name: str, func: str) -> NDArray[Any]:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(
+            f"The {name!r} parameter of {func} must be one-dimensional. "
+            f"Got shape {array.shape} instead."
+        )
+    return array
+
+
+def _check_paired(
+    first: NDArray[Any], second: NDArray[Any], names: tuple[str, str], func: str
+) -> None:
+    if first.shape[0] != second.shape[0]:
+        raise ValueError(
+            f"The {names[0]!r} and {names[1]!r} parameters of {func} must have the same "
+            f"length. Got {first.shape[0]} and {second.shape[0]} instead."
+        )
+    if first.shape[0] == 0:
+        raise ValueError(f"{func} needs at least one item. Got empty arrays.")
+
+
+def cohen_kappa(a: ArrayLike, b: ArrayLike, *, replace_undefined_by: float = math.nan) -> float:
+    """Cohen's kappa between two raters' nominal labels.
+
+    Equals ``sklearn.metrics.cohen_kappa_score(a, b)`` (unweighted).
+
+    Args:
+        a: Labels of the first rater.
+        b: Labels of the second rater, item for item.
+        replace_undefined_by: Returned when kappa is undefined, i.e. the expected
+            agreement is 1 because both raters gave one and the same label to every
+            item. nan by default, as in scikit-learn.
+
+    Returns:
+        Kappa in [-1, 1], or ``replace_undefined_by``.
+
+    Raises:
+        ValueError: If the inputs are empty, not one-dimensional or differ in length.
+
+    Examples:
+        >>> cohen_kappa(["y", "y", "n", "n"], ["y", "n", "n", "n"])
+        0.5
+    """
+    first = _as_1d(a, "a", "cohen_kappa")
+    second = _as_1d(b, "b", "cohen_kappa")
+    _check_paired(first, second, ("a", "b"), "cohen_kappa")
+    _, codes = np.unique(np.concatenate([first, second]), return_inverse=True)
+    codes = codes.ravel()
+    n_labels = int(codes.max()) + 1
+    n = first.shape[0]
+    confusion = np.bincount(
+        codes[:n] * n_labels + codes[n:], minlength=n_labels * n_labels
+    ).reshape(n_labels, n_labels).astype(np.float64)
+    # Same arithmetic and order as scikit-learn, so the two agree to the last digit.
+    sum0 = confusion.sum(axis=0)
+    sum1 = confusion.sum(axis=1)
+    expected = np.outer(sum0, sum1) / sum0.sum()
+    disagreement = np.ones((n_labels, n_labels)) - np.eye(n_labels)
+    expected_disagreement = float(np.sum(disagreement * expected))
+    if expected_disagreement == 0.0:
+        return float(replace_undefined_by)
+    return float(1.0 - float(np.sum(disagreement * confusion)) / expected_disagreement)
+
+
+def expected_calibration_error(
+    confidences: ArrayLike, correct: ArrayLike, *, n_bins: int = 10
+) -> float:
+    """Expected calibration error over equal-width confidence bins.
+
+    ``sum over bins of (n_bin / n) * |accuracy_bin - mean_confidence_bin|``. Bin ``i``
+    holds confidences in ``[i / n_bins, (i + 1) / n_bins)``; the last bin also holds 1.0.
+
+    Args:
+        confidences: Stated confidence of each answer, in [0, 1].
+        correct: Whether each answer was right (bools or 0/1).
+        n_bins: Number of equal-width bins over [0, 1].
+
+    Returns:
+        The ECE in [0, 1]; 0 for perfectly calibrated answers.
+
+    Raises:
+        ValueError: If the inputs are empty, differ in length or are out of range.
+
+    Examples:
+        >>> expected_calibration_error([0.9, 0.9, 0.6, 0.2], [1, 0, 1, 0])
+        0.35
+    """
+    func = "expected_calibration_error"
+    n_bins = _check_int(n_bins, "n_bins", func, minimum=1)
+    conf = _as_1d(confidences, "confidences", func).astype(np.float64)
+    hits = _as_1d(correct, "correct", func)
+    _check_paired(conf, hits, ("confidences", "correct"), func)
+    if not np.all((conf >= 0.0) & (conf <= 1.0)):
+        raise ValueError(
+            f"The 'confidences' parameter of {func} must lie within [0, 1]."
+        )
+    if not np.all((hits == 0) | (hits == 1)):
+        raise ValueError(f"The 'correct' parameter of {func} must hold bools or 0/1.")
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bins = np.searchsorted(edges[1:-1], conf, side="right")
+    conf_per_bin = np.bincount(bins, weights=conf, minlength=n_bins)
+    hits_per_bin = np.bincount(bins, weights=hits.astype(np.float64), minlength=n_bins)
+    return float(np.sum(np.abs(hits_per_bin - conf_per_bin)) / conf.shape[0])

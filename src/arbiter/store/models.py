@@ -1,0 +1,70 @@
+"""Tables of the run store (SQLAlchemy 2, portable: SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = ["Base", "DatasetRow", "ResultRow", "RunRow", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+"""Version of the stored tables; written into every run row."""
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the store's tables."""
+
+
+class DatasetRow(Base):
+    """A dataset, stored once per content hash so a run can be resumed without its file."""
+
+    __tablename__ = "datasets"
+
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(100))
+    n_examples: Mapped[int] = mapped_column(Integer)
+    examples: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RunRow(Base):
+    """One evaluation run: what ran, against what, how, and how far it got."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    schema_version: Mapped[int] = mapped_column(Integer, default=SCHEMA_VERSION)
+    dataset_hash: Mapped[str] = mapped_column(ForeignKey("datasets.content_hash"), index=True)
+    system: Mapped[dict[str, Any]] = mapped_column(JSON)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(20))
+    n_pairs: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    elapsed_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class ResultRow(Base):
+    """The outcome of one (example, repetition) pair, written the moment it completes."""
+
+    __tablename__ = "results"
+    __table_args__ = (UniqueConstraint("run_id", "example_id", "repetition"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    example_id: Mapped[str] = mapped_column(String(200))
+    repetition: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str | None] = mapped_column(Text, nullable=True)
+    confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
+    prediction_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    raw_output: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    correct: Mapped[bool] = mapped_column(Boolean)
+    error_type: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    latency_ms: Mapped[float] = mapped_column(Float)
+    attempts: Mapped[int] = mapped_column(Integer)
+    completed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
