@@ -32,11 +32,7 @@ _MAX_RESAMPLED_ELEMENTS = 4_000_000
 def _check_int(value: object, name: str, func: str, *, minimum: int) -> int:
     """Return ``value`` as an int, or raise a ValueError in scikit-learn's words."""
     kind = "non-negative" if minimum == 0 else "positive" if minimum == 1 else f">= {minimum}"
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | np.integer)
-        or int(value) < minimum
-    ):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < minimum:
         raise ValueError(
             f"The {name!r} parameter of {func} must be a {kind} int. Got {value!r} instead."
         )
@@ -56,9 +52,7 @@ def _check_confidence(confidence: object, func: str) -> float:
     return float(confidence)
 
 
-def wilson_interval(
-    successes: int, n: int, *, confidence: float = 0.95
-) -> tuple[float, float]:
+def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion.
 
     Args:
@@ -188,9 +182,7 @@ def paired_bootstrap_diff(
             f"Got {first.shape} and {second.shape} instead."
         )
     diff = second - first
-    low, high = bootstrap_ci(
-        diff, n_resamples=n_resamples, confidence=confidence, seed=seed
-    )
+    low, high = bootstrap_ci(diff, n_resamples=n_resamples, confidence=confidence, seed=seed)
     if diff.size == 0:
         return math.nan, low, high
     return float(np.mean(diff)), low, high
@@ -203,7 +195,7 @@ def _check_trials(
     arrays: list[NDArray[np.int64]] = []
     for name, raw in (("num_trials", num_trials), ("num_correct", num_correct)):
         array = np.asarray(raw)
-        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        if array.size and (array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer)):
             raise ValueError(
                 f"The {name!r} parameter of {func} must be an array of ints. "
                 f"Got dtype {array.dtype} instead."
@@ -221,8 +213,7 @@ def _check_trials(
         raise ValueError(f"{func} needs at least one task. Got empty arrays.")
     if np.any(correct < 0) or np.any(correct > trials):
         raise ValueError(
-            f"Every entry of the 'num_correct' parameter of {func} must lie in "
-            "[0, num_trials]."
+            f"Every entry of the 'num_correct' parameter of {func} must lie in [0, num_trials]."
         )
     if np.any(trials < k):
         raise ValueError(
@@ -232,7 +223,9 @@ def _check_trials(
     return trials, correct, k
 
 
-def _ratio_of_combinations(top: NDArray[np.int64], n: NDArray[np.int64], k: int) -> NDArray[np.float64]:
+def _ratio_of_combinations(
+    top: NDArray[np.int64], n: NDArray[np.int64], k: int
+) -> NDArray[np.float64]:
     """``C(top, k) / C(n, k)`` elementwise, as a product that never overflows."""
     ratio = np.ones(top.shape, dtype=np.float64)
     for i in range(k):
@@ -258,8 +251,8 @@ def pass_hat_k(num_trials: ArrayLike, num_correct: ArrayLike, k: int) -> float:
         ValueError: If the arrays are empty, mismatched or out of range, or ``k`` is.
 
     Examples:
-        >>> pass_hat_k([4, 4], [4, 2], k=2)
-        0.5833333333333333
+        >>> round(pass_hat_k([4, 4], [4, 2], k=2), 4)
+        0.5833
     """
     trials, correct, k = _check_trials(num_trials, num_correct, k, "pass_hat_k")
     return float(np.mean(_ratio_of_combinations(correct, trials, k)))
@@ -282,8 +275,8 @@ def pass_at_k(num_trials: ArrayLike, num_correct: ArrayLike, k: int) -> float:
         ValueError: If the arrays are empty, mismatched or out of range, or ``k`` is.
 
     Examples:
-        >>> pass_at_k([4, 4], [0, 2], k=2)
-        0.4166666666666667
+        >>> round(pass_at_k([4, 4], [0, 2], k=2), 4)
+        0.4167
     """
     trials, correct, k = _check_trials(num_trials, num_correct, k, "pass_at_k")
     return float(np.mean(1.0 - _ratio_of_combinations(trials - correct, trials, k)))
@@ -340,9 +333,11 @@ def cohen_kappa(a: ArrayLike, b: ArrayLike, *, replace_undefined_by: float = mat
     codes = codes.ravel()
     n_labels = int(codes.max()) + 1
     n = first.shape[0]
-    confusion = np.bincount(
-        codes[:n] * n_labels + codes[n:], minlength=n_labels * n_labels
-    ).reshape(n_labels, n_labels).astype(np.float64)
+    confusion = (
+        np.bincount(codes[:n] * n_labels + codes[n:], minlength=n_labels * n_labels)
+        .reshape(n_labels, n_labels)
+        .astype(np.float64)
+    )
     # Same arithmetic and order as scikit-learn, so the two agree to the last digit.
     sum0 = confusion.sum(axis=0)
     sum1 = confusion.sum(axis=1)
@@ -374,7 +369,7 @@ def expected_calibration_error(
         ValueError: If the inputs are empty, differ in length or are out of range.
 
     Examples:
-        >>> expected_calibration_error([0.9, 0.9, 0.6, 0.2], [1, 0, 1, 0])
+        >>> round(expected_calibration_error([0.9, 0.9, 0.6, 0.2], [1, 0, 1, 0]), 4)
         0.35
     """
     func = "expected_calibration_error"
@@ -383,9 +378,7 @@ def expected_calibration_error(
     hits = _as_1d(correct, "correct", func)
     _check_paired(conf, hits, ("confidences", "correct"), func)
     if not np.all((conf >= 0.0) & (conf <= 1.0)):
-        raise ValueError(
-            f"The 'confidences' parameter of {func} must lie within [0, 1]."
-        )
+        raise ValueError(f"The 'confidences' parameter of {func} must lie within [0, 1].")
     if not np.all((hits == 0) | (hits == 1)):
         raise ValueError(f"The 'correct' parameter of {func} must hold bools or 0/1.")
     edges = np.linspace(0.0, 1.0, n_bins + 1)

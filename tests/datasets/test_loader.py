@@ -74,7 +74,9 @@ def test_json_object_form_keeps_name_version_and_fields(tmp_path: Path) -> None:
 def test_json_bare_list_gets_stem_name_and_positional_ids(tmp_path: Path) -> None:
     path = write(
         tmp_path / "smoke.json",
-        json.dumps([{"input": {"a": 1}, "expected_label": "x"}, {"input": {}, "expected_label": "y"}]),
+        json.dumps(
+            [{"input": {"a": 1}, "expected_label": "x"}, {"input": {}, "expected_label": "y"}]
+        ),
     )
     dataset = load_dataset(path)
     assert dataset.name == "smoke"
@@ -130,9 +132,7 @@ def test_csv_nests_input_and_metadata_columns_and_omits_empty_cells(tmp_path: Pa
         ("hello world", "hello world"),
     ],
 )
-def test_csv_cell_becomes_json_scalar_or_stays_text(
-    tmp_path: Path, cell: str, value: Any
-) -> None:
+def test_csv_cell_becomes_json_scalar_or_stays_text(tmp_path: Path, cell: str, value: Any) -> None:
     quoted = '"' + cell.replace('"', '""') + '"'
     path = write(tmp_path / "cells.csv", f"id,expected_label,input.v\nr1,ok,{quoted}\n")
     assert load_dataset(path).examples[0].input == {"v": value}
@@ -255,7 +255,7 @@ BAD_INPUTS = [
     pytest.param(
         "data.jsonl",
         jsonl(OK, [1, 2]),
-        [":2:", "must be a JSON object", "array"],
+        [":2:", "must be an object", "array"],
         id="jsonl-line-not-object",
     ),
     pytest.param(
@@ -299,7 +299,7 @@ BAD_INPUTS = [
     pytest.param(
         "data.json",
         '[\n {"id": "a", "input": {}, "expected_label": "x"},\n "oops"\n]',
-        [":3:", "[1]", "must be a JSON object", "string"],
+        [":3:", "[1]", "must be an object", "string"],
         id="json-example-not-object",
     ),
     pytest.param(
@@ -311,11 +311,16 @@ BAD_INPUTS = [
     pytest.param("data.json", '{"examples": []}', ["no examples"], id="json-empty"),
     pytest.param("data.json", "[]", ["no examples"], id="json-empty-list"),
     pytest.param(
-        "data.json", '"hello"', ["top-level value", "got string"], id="json-top-level-string"
+        "data.json", '"hello"', ["top level must be", "got string"], id="json-top-level-string"
     ),
-    pytest.param("data.json", '{"name": "x"}', ["missing top-level key 'examples'"], id="json-no-examples"),
     pytest.param(
-        "data.json", '{"examples": {}}', ["'examples' must be an array", "object"], id="json-examples-not-array"
+        "data.json", '{"name": "x"}', ["missing top-level key 'examples'"], id="json-no-examples"
+    ),
+    pytest.param(
+        "data.json",
+        '{"examples": {}}',
+        ["'examples' must be an array", "object"],
+        id="json-examples-not-array",
     ),
     pytest.param(
         "data.json",
@@ -331,7 +336,7 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "data.json",
-        '{"examples": [{"id": "a", "input": {}, "expected_label": "x", "metadata": {"w": Infinity}}]}',
+        '{"examples": [{"id": "a", "input": {"w": Infinity}, "expected_label": "x"}]}',
         ["Infinity is not valid JSON"],
         id="json-infinity",
     ),
@@ -360,13 +365,22 @@ BAD_INPUTS = [
         id="csv-missing-label-column",
     ),
     pytest.param(
-        "data.csv", "id,expected_label,amount\n", [":1:3:", "unknown column 'amount'"], id="csv-unknown-column"
+        "data.csv",
+        "id,expected_label,amount\n",
+        [":1:3:", "unknown column 'amount'"],
+        id="csv-unknown-column",
     ),
     pytest.param(
-        "data.csv", "id,expected_label,input.\n", [":1:3:", "unknown column 'input.'"], id="csv-empty-key"
+        "data.csv",
+        "id,expected_label,input.\n",
+        [":1:3:", "unknown column 'input.'"],
+        id="csv-empty-key",
     ),
     pytest.param(
-        "data.csv", "id,expected_label,id\n", [":1:3:", "duplicate column 'id'"], id="csv-duplicate-column"
+        "data.csv",
+        "id,expected_label,id\n",
+        [":1:3:", "duplicate column 'id'"],
+        id="csv-duplicate-column",
     ),
     pytest.param(
         "data.csv",
@@ -383,7 +397,16 @@ BAD_INPUTS = [
     pytest.param("data.csv", "id,expected_label\n", ["no examples"], id="csv-header-only"),
     pytest.param("data.csv", "", ["empty file", "header"], id="csv-empty-file"),
     pytest.param(
-        "data.csv", "id,expected_label\na,x\x00\n", [":2:", "malformed CSV"], id="csv-nul-byte"
+        "data.csv",
+        'id,expected_label\na,"x"y\n',
+        [":2:", "malformed CSV", "expected after"],
+        id="csv-text-after-closing-quote",
+    ),
+    pytest.param(
+        "data.csv",
+        'id,expected_label\na,x\nb,"never closed\n',
+        [":3:", "malformed CSV", "unexpected end of data"],
+        id="csv-unterminated-quote",
     ),
 ]
 

@@ -65,10 +65,6 @@ def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Da
     Raises:
         InputError: The file is missing, unreadable, not UTF-8, malformed, or an
             example is invalid, duplicated or absent. Nothing is returned half-loaded.
-
-    Examples:
-        >>> load_dataset("golden.jsonl").content_hash  # doctest: +SKIP
-        '3f1a...'
     """
     file = Path(path)
     if not file.exists():
@@ -79,7 +75,7 @@ def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Da
     if suffix not in SUPPORTED_SUFFIXES:
         shown = repr(file.suffix) if file.suffix else "(no suffix)"
         raise InputError(
-            f"{file}: unsupported file type {shown}; supported: {', '.join(SUPPORTED_SUFFIXES)}"
+            f"{file}: unsupported file type {shown}; use {', '.join(SUPPORTED_SUFFIXES)}"
         )
     text = _read_text(file)
     meta: dict[str, Any] = {}
@@ -101,13 +97,12 @@ def dump_dataset_jsonl(dataset: Dataset, path: str | os.PathLike[str]) -> None:
         dataset: The dataset to write.
         path: Destination file; overwritten if it exists.
     """
-    lines = (
-        json.dumps(
-            e.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
-        for e in dataset.examples
-    )
-    Path(path).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8", newline="\n")
+    text = "".join(f"{_canonical_json(e.model_dump(mode='json'))}\n" for e in dataset.examples)
+    Path(path).write_text(text, encoding="utf-8", newline="\n")
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _read_text(file: Path) -> str:
@@ -121,10 +116,8 @@ def _read_text(file: Path) -> str:
     except UnicodeDecodeError as exc:
         offset = exc.start + skip
         line = data.count(b"\n", 0, offset) + 1
-        raise InputError(
-            f"{file}:{line}: not valid UTF-8: byte 0x{data[offset]:02x} at byte offset {offset}"
-            " (save the file as UTF-8)"
-        ) from exc
+        reason = f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid UTF-8"
+        raise InputError(f"{file}:{line}: {reason} (save the file as UTF-8)") from exc
 
 
 def _reject_constant(token: str) -> Any:
@@ -143,12 +136,8 @@ def _loads(file: Path, text: str, line: int | None = None) -> Any:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
     names = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
-    return names.get(type(value), type(value).__name__)
+    return {type(None): "null", bool: "boolean", **names}.get(type(value), type(value).__name__)
 
 
 def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, Any]]:
@@ -159,10 +148,8 @@ def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, An
     elif isinstance(data, dict):
         unknown = sorted(set(data) - set(_TOP_LEVEL_KEYS))
         if unknown:
-            raise InputError(
-                f"{file}: unknown top-level key {unknown[0]!r}; expected "
-                + ", ".join(repr(k) for k in _TOP_LEVEL_KEYS)
-            )
+            expected = ", ".join(repr(k) for k in _TOP_LEVEL_KEYS)
+            raise InputError(f"{file}: unknown top-level key {unknown[0]!r}; expected {expected}")
         if "examples" not in data:
             raise InputError(f"{file}: missing top-level key 'examples'")
         items, key = data["examples"], "examples"
@@ -173,17 +160,12 @@ def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, An
         if isinstance(version, int | float) and not isinstance(version, bool):
             meta["version"] = str(version)  # "version": 2 is what people write
     else:
-        raise InputError(
-            f"{file}: top-level value must be an object with 'examples' or an "
-            f"array of examples, got {_json_type(data)}"
-        )
-
-    @functools.cache
-    def lines() -> list[int]:
-        return _example_lines(text, key)
+        kind = _json_type(data)
+        raise InputError(f"{file}: top level must be an object or an array, got {kind}")
+    lines = functools.cache(lambda: _example_lines(text, key))
 
     def locate(i: int) -> tuple[int | None, str | None]:
-        return (lines()[i] if i < len(lines()) else None), f"{key or ''}[{i}]"
+        return lines()[i], f"{key or ''}[{i}]"
 
     return items, locate, meta
 
@@ -193,8 +175,7 @@ def _member_starts(text: str, pos: int) -> list[tuple[Any, int]]:
     decoder = json.JSONDecoder()
 
     def skip(at: int) -> int:
-        match = _JSON_WHITESPACE.match(text, at)
-        return match.end() if match else at
+        return _JSON_WHITESPACE.match(text, at).end()  # type: ignore[union-attr]  # `*` matches
 
     is_object = text[pos] == "{"
     members: list[tuple[Any, int]] = []
@@ -214,7 +195,7 @@ def _member_starts(text: str, pos: int) -> list[tuple[Any, int]]:
 
 def _example_lines(text: str, key: str | None) -> list[int]:
     """Line of each example in valid JSON ``text``; re-scans, so only used on errors."""
-    pos = _JSON_WHITESPACE.match(text).end()  # type: ignore[union-attr]  # `*` always matches
+    pos = _JSON_WHITESPACE.match(text).end()  # type: ignore[union-attr]  # `*` matches
     if key is not None:  # json.loads keeps the last of duplicate keys; so do we
         pos = [start for name, start in _member_starts(text, pos) if name == key][-1]
     newlines = [m.start() for m in re.finditer("\n", text)]
@@ -222,19 +203,15 @@ def _example_lines(text: str, key: str | None) -> list[int]:
 
 
 def _parse_jsonl(file: Path, text: str) -> tuple[list[Any], list[int]]:
-    items: list[Any] = []
-    lines: list[int] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
-            items.append(_loads(file, line, number))
-            lines.append(number)
-    return items, lines
+    numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    return [_loads(file, line, n) for n, line in numbered], [n for n, _ in numbered]
 
 
 def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     items: list[Any] = []
     lines: list[int] = []
+    start = 1  # first line of the record being read; a quoted cell may span lines
     try:
         header = next(reader, None)
         if header is None:
@@ -244,46 +221,38 @@ def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
         for row in reader:
             if any(cell.strip() for cell in row):
                 if len(row) != len(columns):
-                    raise InputError(
-                        f"{file}:{start}: row has {len(row)} cells but the header "
-                        f"has {len(columns)} columns"
-                    )
+                    counts = f"{len(row)} cells but the header has {len(columns)} columns"
+                    raise InputError(f"{file}:{start}: row has {counts}")
                 items.append(_csv_record(columns, row))
                 lines.append(start)
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise InputError(f"{file}:{reader.line_num}: malformed CSV: {exc}") from exc
+        raise InputError(f"{file}:{start}: malformed CSV: {exc}") from exc
     return items, lines
 
 
 def _csv_columns(file: Path, header: list[str]) -> list[tuple[str, ...]]:
     columns: list[tuple[str, ...]] = []
     for number, raw in enumerate(header, start=1):
-        name = raw.strip()
+        name, at = raw.strip(), f"{file}:1:{number}"
         prefix, _, rest = name.partition(".")
         if name in _CSV_FIELDS:
             column: tuple[str, ...] = (name,)
         elif prefix in _CSV_PREFIXES and rest and all(rest.split(".")):
             column = (prefix, *rest.split("."))
         else:
-            raise InputError(
-                f"{file}:1:{number}: unknown column {name!r}; expected id, "
-                "expected_label, cohort, input.<key> or metadata.<key>"
-            )
+            expected = "id, expected_label, cohort, input.<key>, metadata.<key>"
+            raise InputError(f"{at}: unknown column {name!r}; expected {expected}")
         for seen in columns:
             if column == seen:
-                raise InputError(f"{file}:1:{number}: duplicate column {name!r}")
+                raise InputError(f"{at}: duplicate column {name!r}")
             if seen[: len(column)] == column or column[: len(seen)] == seen:
-                raise InputError(
-                    f"{file}:1:{number}: column {name!r} clashes with column "
-                    f"{'.'.join(seen)!r} (a value cannot also hold nested keys)"
-                )
+                clash = f"clashes with column {'.'.join(seen)!r}"
+                raise InputError(f"{at}: column {name!r} {clash} (a value cannot hold keys)")
         columns.append(column)
     if ("expected_label",) not in columns:
-        raise InputError(
-            f"{file}:1: missing required column 'expected_label' "
-            f"(header: {', '.join(h.strip() for h in header)})"
-        )
+        found = ", ".join(h.strip() for h in header)
+        raise InputError(f"{file}:1: missing required column 'expected_label' (header: {found})")
     return columns
 
 
@@ -311,15 +280,11 @@ def _cell_value(cell: str) -> Any:
     return value if value is None or isinstance(value, bool | int | float) else cell
 
 
-def _where(file: Path, line: int | None, item: str | None) -> str:
+def _where(file: Path, locate: _Locate, i: int) -> str:
+    """Called only on the error path: locating a JSON example re-scans the file."""
+    line, item = locate(i)
     head = f"{file}:{line}" if line is not None else str(file)
     return f"{head}: {item}" if item else head
-
-
-def _ref(line: int | None, item: str | None) -> str:
-    if line is None:
-        return str(item)
-    return f"line {line} ({item})" if item else f"line {line}"
 
 
 def _describe(exc: ValidationError) -> str:
@@ -339,21 +304,19 @@ def _build(
     first_seen: dict[str, int] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
-            raise InputError(
-                f"{_where(file, *locate(i))}: an example must be a JSON object, "
-                f"got {_json_type(item)}"
-            )
+            kind = _json_type(item)
+            raise InputError(f"{_where(file, locate, i)}: an example must be an object, got {kind}")
         if item.get("id") is None:
             item = {**item, "id": f"{file.stem}-{i + 1}"}
         try:
             example = Example.model_validate(item)
         except ValidationError as exc:
-            raise InputError(f"{_where(file, *locate(i))}: {_describe(exc)}") from exc
+            raise InputError(f"{_where(file, locate, i)}: {_describe(exc)}") from exc
         if example.id in first_seen:
-            raise InputError(
-                f"{_where(file, *locate(i))}: duplicate id {example.id!r} "
-                f"(first used at {_ref(*locate(first_seen[example.id]))})"
-            )
+            first_line, first_item = locate(first_seen[example.id])
+            first = first_item or f"line {first_line}"
+            duplicate = f"duplicate id {example.id!r} (first used at {first})"
+            raise InputError(f"{_where(file, locate, i)}: {duplicate}")
         first_seen[example.id] = i
         examples.append(example)
     fields = {**meta, "name": name if name is not None else meta.get("name", file.stem)}

@@ -53,21 +53,19 @@ def _count(
     n = len(y_true)
     if len(y_pred) != n:
         raise ValueError(
-            "y_true and y_pred must have the same length. "
-            f"Got {n} and {len(y_pred)} instead."
+            f"y_true and y_pred must have the same length. Got {n} and {len(y_pred)} instead."
         )
     if n == 0:
         raise ValueError("classification_metrics needs at least one prediction. Got none.")
-    true_vocab: set[str | None] = set(y_true)
-    if None in true_vocab:
+    true_vocab = set(y_true)
+    if any(label is None for label in true_vocab):
         raise ValueError(
             "y_true must not contain None: every example needs an expected label "
             "(a failed call is a None in y_pred)."
         )
-    pred_vocab: set[str | None] = set(y_pred)
-    pred_vocab.discard(None)
+    pred_vocab = {label for label in set(y_pred) if label is not None}
     seen = true_vocab | pred_vocab
-    chosen = sorted(seen) if labels is None else _check_labels(labels)  # type: ignore[type-var]
+    chosen = sorted(seen) if labels is None else _check_labels(labels)
     # Labels outside ``chosen`` get codes of their own after it, so accuracy still sees
     # them; None (a failed call) gets the last code and never matches a true label.
     # Hashing into a dict of the few distinct labels is an order of magnitude faster
@@ -90,7 +88,9 @@ def _count(
     )
 
 
-def _divide(numerator: NDArray[np.float64], denominator: NDArray[np.float64]) -> NDArray[np.float64]:
+def _divide(
+    numerator: NDArray[np.float64], denominator: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Elementwise division with 0 where the denominator is 0 (``zero_division=0``)."""
     zero = denominator == 0
     result = numerator / np.where(zero, 1.0, denominator)
@@ -200,9 +200,7 @@ def classification_metrics(
     return _metrics_from_counts(_count(y_true, y_pred, labels))
 
 
-def apply_label_map(
-    labels: Sequence[str | None], label_map: Mapping[str, str]
-) -> list[str | None]:
+def apply_label_map(labels: Sequence[str | None], label_map: Mapping[str, str]) -> list[str | None]:
     """Translate labels through a map; unmapped labels pass through and None stays None.
 
     Args:

@@ -24,7 +24,7 @@ from arbiter.harness.report import build_report, is_correct
 from arbiter.store.repository import PairResult, Store
 from arbiter.systems.base import SystemUnderTest
 
-__all__ = ["ProgressCallback", "RunConfig", "resume_eval", "run_eval", "run_eval_async"]
+__all__ = ["ProgressCallback", "RunConfig", "describe_system_short", "resume_eval", "resume_eval_async", "run_eval", "run_eval_async"]
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after every completed pair."""
@@ -60,7 +60,7 @@ def _describe(system: SystemUnderTest) -> dict[str, Any]:
     return {"kind": "object", "repr": repr(system)[:200]}
 
 
-def _short(description: Mapping[str, Any]) -> str:
+def describe_system_short(description: Mapping[str, Any]) -> str:
     kind = description.get("kind", "?")
     target = description.get("target") or description.get("url") or description.get("repr", "")
     tool = description.get("tool")
@@ -303,7 +303,7 @@ async def _run_pairs(
         results,
         dataset_name=dataset.name,
         dataset_hash=dataset.content_hash,
-        system=_short(description),
+        system=describe_system_short(description),
         k=config.k,
         seed=config.seed,
         label_map=config.label_map,

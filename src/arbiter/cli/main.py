@@ -1,0 +1,53 @@
+"""Entry point of the ``arbiter`` command: dispatch, and the one-line error contract.
+
+Every failure prints one line to stderr and exits with the code of DESIGN.md
+(1 gate failed / system unreachable, 2 usage, 3 invalid input); ``--debug`` anywhere
+on the command line shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
+from arbiter.cli import run as _run  # noqa: F401  (registers commands)
+from arbiter.cli.app import app
+from arbiter.cli.common import err_console
+from arbiter.errors import ArbiterError, GateFailed
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; never lets a traceback reach the user unless ``--debug`` is given."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    if debug:
+        args.remove("--debug")
+    try:
+        app(args=args, prog_name="arbiter")
+    except GateFailed as exc:
+        if debug:
+            raise
+        sys.exit(exc.exit_code)  # the reasons are already printed
+    except ArbiterError as exc:
+        if debug:
+            raise
+        err_console.print(f"arbiter: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("arbiter: interrupted", markup=False)
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        err_console.print(
+            f"arbiter: internal error: {type(exc).__name__}: {message} (rerun with --debug)",
+            markup=False, highlight=False, soft_wrap=True,
+        )
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Build a system under test from its kind and options, or from a stored description."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from arbiter.errors import InputError
+from arbiter.systems.base import ResponseMapping, SystemUnderTest
+
+__all__ = ["SYSTEM_KINDS", "build_system"]
+
+SYSTEM_KINDS = ("python", "http", "mcp")
+"""Kinds of system under test the CLI can build."""
+
+
+def build_system(
+    description: Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+) -> SystemUnderTest:
+    """Rebuild a system from the dict its ``describe()`` returned.
+
+    Header values are never stored (they may be secrets), so pass them again in
+    ``headers`` when resuming a run against a service that needs them.
+
+    Raises:
+        InputError: The kind is unknown or an option is invalid.
+    """
+    kind = description.get("kind")
+    if kind == "python":
+        from arbiter.systems.python import PythonSystem
+
+        return PythonSystem(str(description["target"]))
+    if kind == "http":
+        from arbiter.systems.http import HttpSystem
+
+        return HttpSystem(
+            str(description["url"]),
+            method=str(description.get("method", "POST")),
+            body_template=description.get("body_template"),
+            mapping=ResponseMapping.model_validate(description.get("mapping") or {}),
+            headers=_check_headers(description, headers),
+            timeout=float(description.get("timeout", 10.0)),
+        )
+    if kind == "mcp":
+        from arbiter.systems.mcp import McpToolSystem
+
+        return McpToolSystem(
+            str(description["url"]),
+            str(description["tool"]),
+            fixed_arguments=description.get("fixed_arguments") or {},
+            mapping=ResponseMapping.model_validate(description.get("mapping") or {}),
+            headers=_check_headers(description, headers),
+            timeout=float(description.get("timeout", 30.0)),
+        )
+    raise InputError(f"unknown system kind {kind!r}; expected one of {', '.join(SYSTEM_KINDS)}")
+
+
+def _check_headers(
+    description: Mapping[str, Any], headers: Mapping[str, str] | None
+) -> dict[str, str]:
+    given = dict(headers or {})
+    missing = sorted(set(description.get("headers") or []) - set(given))
+    if missing:
+        raise InputError(
+            f"the run used header(s) {', '.join(missing)}; pass them again with --header"
+        )
+    return given
