@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import numpy as np
 import pytest
@@ -248,7 +248,7 @@ def test_pass_k_estimators_match_brute_force(
 def test_pass_hat_k_is_non_increasing_in_k(tasks: list[tuple[int, int]]) -> None:
     n, c = zip(*tasks, strict=True)
     values = [pass_hat_k(n, c, k) for k in range(1, min(n) + 1)]
-    assert all(later <= earlier for earlier, later in zip(values, values[1:], strict=False))
+    assert all(later <= earlier for earlier, later in pairwise(values))
     assert all(0.0 <= v <= 1.0 for v in values)
 
 
@@ -335,7 +335,7 @@ def test_cohen_kappa_rejects_invalid_input(a: list[str], b: list[str], message: 
 
 def test_ece_is_zero_when_perfectly_calibrated() -> None:
     confidences = [0.25] * 4 + [0.75] * 4
-    correct = [1, 0, 0, 0] + [1, 1, 1, 0]
+    correct = [1, 0, 0, 0, 1, 1, 1, 0]
     assert expected_calibration_error(confidences, correct) == 0.0
 
 

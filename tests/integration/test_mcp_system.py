@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import anyio
@@ -24,6 +25,7 @@ from pydantic import BaseModel
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arbiter.contract import Prediction
 from arbiter.errors import (
     InputError,
     InvalidSystemResponse,
@@ -71,9 +73,7 @@ def build_server(release: threading.Event) -> MCPServer:
 
     @server.tool(name="slow")
     async def slow() -> Assessment:
-        deadline = time.monotonic() + 10
-        while not release.is_set() and time.monotonic() < deadline:
-            await anyio.sleep(0.05)
+        await anyio.to_thread.run_sync(release.wait, 10, abandon_on_cancel=True)
         return Assessment(risk_level="low", confidence=1.0, driver=None)
 
     @server.tool(name="explode")
@@ -95,10 +95,23 @@ def build_server(release: threading.Event) -> MCPServer:
     return server
 
 
-def require_key(app: ASGIApp) -> ASGIApp:
-    """Serve ``/guarded/...`` as ``/...``, but only with the right X-Api-Key header."""
+def build_app(mode: str, release: threading.Event) -> ASGIApp:
+    """The fake's ASGI app; stateless mode also answers plain JSON instead of SSE."""
+    stateless = mode == "stateless"
+    app = build_server(release).streamable_http_app(
+        stateless_http=stateless, json_response=stateless
+    )
+    return gateway(app)
+
+
+def gateway(app: ASGIApp) -> ASGIApp:
+    """Serve ``/guarded/...`` as ``/...`` only with the right X-Api-Key; ``/busy/...`` is a 429."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/busy/"):
+            busy = PlainTextResponse("slow down", status_code=429, headers={"Retry-After": "7"})
+            await busy(scope, receive, send)
+            return
         if scope["type"] == "http" and scope["path"].startswith("/guarded/"):
             if dict(scope["headers"]).get(b"x-api-key") != API_KEY.encode():
                 await PlainTextResponse("bad api key", status_code=401)(scope, receive, send)
@@ -110,15 +123,19 @@ def require_key(app: ASGIApp) -> ASGIApp:
     return guarded
 
 
+async def call(system: McpToolSystem, example: dict[str, Any], *, entered: bool) -> Prediction:
+    """One call, on an entered system or on a bare one."""
+    if not entered:
+        return await system(example)
+    async with system:
+        return await system(example)
+
+
 @pytest.fixture(scope="module", params=["stateful", "stateless"])
 def base_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Base URL of a fresh fake server; stateless mode also answers plain JSON."""
+    """Base URL of a fake server, stateful or stateless, shared by the module's tests."""
     release = threading.Event()
-    stateless = request.param == "stateless"
-    app = build_server(release).streamable_http_app(
-        stateless_http=stateless, json_response=stateless
-    )
-    with serve_asgi(require_key(app)) as url:
+    with serve_asgi(build_app(request.param, release)) as url:
         try:
             yield url
         finally:
@@ -181,11 +198,7 @@ async def test_unknown_tool_is_an_input_error_listing_the_tools(url: str) -> Non
 async def test_a_raising_tool_is_a_tool_error_with_its_message(url: str, entered: bool) -> None:
     system = McpToolSystem(url, "explode", timeout=5)
     with pytest.raises(ToolError, match="provider failed: quota exhausted"):
-        if entered:
-            async with system:
-                await system({"reason": "quota exhausted"})
-        else:
-            await system({"reason": "quota exhausted"})
+        await call(system, {"reason": "quota exhausted"}, entered=entered)
 
 
 async def test_a_slow_tool_is_a_timeout_and_the_session_survives(url: str) -> None:
@@ -241,10 +254,17 @@ async def test_headers_are_sent(base_url: str) -> None:
 async def test_http_error_status_is_a_system_http_error(base_url: str) -> None:
     url = f"{base_url}/guarded/mcp"
     system = McpToolSystem(url, TOOL, headers={"X-Api-Key": "wrong"}, timeout=5)
-    with pytest.raises(SystemHTTPError, match="HTTP 401") as caught:
+    with pytest.raises(SystemHTTPError, match="HTTP 401: bad api key") as caught:
         async with system:
             pass
     assert (caught.value.status_code, caught.value.retryable) == (401, False)
+
+
+async def test_rate_limit_keeps_its_retry_after(base_url: str) -> None:
+    system = McpToolSystem(f"{base_url}/busy/mcp", TOOL, timeout=5)
+    with pytest.raises(SystemHTTPError, match="HTTP 429: slow down") as caught:
+        await system({"amount": 1.0, "country": "DE"})
+    assert (caught.value.retryable, caught.value.retry_after) == (True, 7.0)
 
 
 async def test_wrong_path_is_a_404(base_url: str) -> None:
@@ -258,12 +278,21 @@ async def test_nothing_listening_is_unreachable(entered: bool) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     system = McpToolSystem(url, TOOL, timeout=5)
     with pytest.raises(SystemUnreachable, match=rf"'{TOOL}' at {url} is unreachable") as caught:
-        if entered:
-            async with system:
-                pass
-        else:
-            await system({"amount": 1.0, "country": "DE"})
+        await call(system, {"amount": 1.0, "country": "DE"}, entered=entered)
     assert caught.value.retryable
+
+
+@pytest.mark.parametrize("mode", ["stateful", "stateless"])
+async def test_server_gone_mid_session_fails_only_the_call(mode: str) -> None:
+    example = {"amount": 1.0, "country": "DE"}
+    with ExitStack() as running:
+        base_url = running.enter_context(serve_asgi(build_app(mode, threading.Event())))
+        async with McpToolSystem(f"{base_url}/mcp", TOOL, timeout=5) as system:
+            assert (await system(example)).label == "low"
+            running.close()  # stop the server, keep the session
+            with pytest.raises(SystemUnreachable, match="is unreachable"):
+                await system(example)
+            await asyncio.sleep(0.05)  # the dead session did not cancel this task
 
 
 def test_describe_is_json_and_keeps_header_values_out() -> None:

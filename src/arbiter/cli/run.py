@@ -178,11 +178,11 @@ def run(
             confidence_path=confidence_path, id_path=id_path, header_names=sorted(headers),
             tool=tool, args=fixed, timeout=effective_timeout,
         )
-        sut: SystemUnderTest = build_system(description, headers=headers)
+        new_sut: SystemUnderTest = build_system(description, headers=headers)
         with progress_bar(f"{data.name}", enabled=not quiet) as progress:
             report = asyncio.run(
                 run_eval_async(
-                    sut, data, k=k,
+                    new_sut, data, k=k,
                     concurrency=concurrency or settings.concurrency,
                     timeout=effective_timeout,
                     retries=settings.retries if retries is None else retries,

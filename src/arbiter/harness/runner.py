@@ -24,7 +24,16 @@ from arbiter.harness.report import build_report, is_correct
 from arbiter.store.repository import PairResult, Store
 from arbiter.systems.base import SystemUnderTest
 
-__all__ = ["ProgressCallback", "RunConfig", "describe_system_short", "resume_eval", "resume_eval_async", "run_eval", "run_eval_async"]
+__all__ = [
+    "ProgressCallback",
+    "RunConfig",
+    "describe_system_short",
+    "resume_eval",
+    "resume_eval_async",
+    "retry_delay",
+    "run_eval",
+    "run_eval_async",
+]
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after every completed pair."""
@@ -61,6 +70,7 @@ def _describe(system: SystemUnderTest) -> dict[str, Any]:
 
 
 def describe_system_short(description: Mapping[str, Any]) -> str:
+    """A one-word summary of a system description, e.g. ``python:pkg.mod:fn``."""
     kind = description.get("kind", "?")
     target = description.get("target") or description.get("url") or description.get("repr", "")
     tool = description.get("tool")
@@ -87,12 +97,20 @@ async def _call_with_retries(
         latency_ms = (time.perf_counter() - started) * 1000
         if not error.retryable or attempt > config.retries:
             return None, error, latency_ms, attempt
-        if error.retry_after is not None:
-            delay = min(error.retry_after, _RETRY_AFTER_CAP_S)
-        else:  # exponential backoff with "equal jitter"
-            ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1))
-            delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
-        await asyncio.sleep(delay)
+        await asyncio.sleep(retry_delay(error, attempt, rng))
+
+
+def retry_delay(error: SystemUnderTestError, attempt: int, rng: random.Random) -> float:
+    """Seconds to wait before retry number ``attempt`` (1-based) after ``error``.
+
+    The system's own Retry-After wins (capped at two minutes); otherwise exponential
+    backoff from 0.5 s, capped at 30 s, with "equal jitter" (half fixed, half random)
+    so that many workers failing together do not retry in lockstep.
+    """
+    if error.retry_after is not None:
+        return max(0.0, min(error.retry_after, _RETRY_AFTER_CAP_S))
+    ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1))
+    return ceiling / 2 + rng.uniform(0, ceiling / 2)
 
 
 async def _score_pair(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -50,14 +50,26 @@ __all__ = ["McpToolSystem"]
 _SNIPPET = 200
 _MAX_TOOL_PAGES = 100
 _FAILED_POST_STATUS = 503  # stands in for a POST that never got an answer
+_BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 @dataclass
 class _WireTrouble:
-    """What went wrong on the HTTP wire beneath one call (the SDK hides both)."""
+    """What went wrong on the HTTP wire beneath one call; the SDK does not say."""
 
     failure: httpx2.TransportError | None = None
     status: int | None = None
+    detail: str = ""
+    retry_after: float | None = None
+
+    def note_failure(self, exc: httpx2.TransportError) -> None:
+        self.failure = self.failure or exc
+
+    def note_status(self, response: httpx2.Response, body: bytes) -> None:
+        if self.status is None:
+            self.status, self.detail = response.status_code, _body_message(body)
+            with suppress(ValueError):  # Retry-After as delta-seconds only
+                self.retry_after = max(0.0, float(response.headers.get("Retry-After", "")))
 
 
 # The SDK runs every POST in the sender's context, so each call sees its own record.
@@ -246,7 +258,9 @@ class McpToolSystem:
             return SystemUnreachable(f"{where} is unreachable: {_reason(failure)}")
         if trouble.status is not None:
             return SystemHTTPError(
-                trouble.status, f"{where} answered HTTP {trouble.status}: {_reason(error)}"
+                trouble.status,
+                f"{where} answered HTTP {trouble.status}: {trouble.detail or _reason(error)}",
+                retry_after=trouble.retry_after,
             )
         if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
             return SystemUnreachable(f"{where} closed the connection: {_reason(error)}")
@@ -276,14 +290,21 @@ class _GuardedTransport(httpx2.AsyncBaseTransport):
         trouble = _WIRE.get()
         try:
             response = await self._inner.handle_async_request(request)
+            if response.status_code >= 400:
+                # Read the (small) error body here: the SDK drops it unless it is JSON-RPC.
+                body = await response.aread()
         except httpx2.TransportError as exc:
-            _note_failure(trouble, exc)
+            if trouble is not None:
+                trouble.note_failure(exc)
             return httpx2.Response(_FAILED_POST_STATUS, request=request)
-        if response.status_code >= 400 and trouble is not None and trouble.status is None:
-            trouble.status = response.status_code
-        if isinstance(response.stream, httpx2.AsyncByteStream):
-            response.stream = _GuardedStream(response.stream, trouble)
-        return response
+        if response.status_code < 400:
+            if isinstance(response.stream, httpx2.AsyncByteStream):
+                response.stream = _GuardedStream(response.stream, trouble)
+            return response
+        if trouble is not None:
+            trouble.note_status(response, body)
+        headers = [(k, v) for k, v in response.headers.multi_items() if k not in _BODY_HEADERS]
+        return httpx2.Response(response.status_code, headers=headers, content=body, request=request)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -301,15 +322,11 @@ class _GuardedStream(httpx2.AsyncByteStream):
             async for chunk in self._inner:
                 yield chunk
         except httpx2.TransportError as exc:
-            _note_failure(self._trouble, exc)
+            if self._trouble is not None:
+                self._trouble.note_failure(exc)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-def _note_failure(trouble: _WireTrouble | None, exc: httpx2.TransportError) -> None:
-    if trouble is not None and trouble.failure is None:
-        trouble.failure = exc
 
 
 async def _tool_names(client: Client) -> set[str]:
@@ -342,6 +359,20 @@ def _innermost(exc: BaseException) -> BaseException:
 
 def _texts(result: CallToolResult) -> list[str]:
     return [block.text for block in result.content if isinstance(block, TextContent)]
+
+
+def _body_message(body: bytes) -> str:
+    """The message of an HTTP error body: a JSON error's message, else the text."""
+    text = body.decode("utf-8", "replace")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict):
+        found = document.get("error", document.get("detail"))
+        found = found.get("message") if isinstance(found, dict) else found
+        text = found if isinstance(found, str) and found.strip() else text
+    return " ".join(text.split())[:_SNIPPET]
 
 
 def _reason(error: BaseException) -> str:
