@@ -130,14 +130,14 @@ class Interval(BaseModel):
     method: Literal["wilson", "bootstrap"]
     """How the interval was computed."""
     n: int
-    """Number of units the estimate is over (trials for Wilson, resampled clusters for bootstrap)."""
+    """Units the estimate is over: trials (Wilson) or resampled examples (bootstrap)."""
 
 
 class LabelMetrics(BaseModel):
     """Precision, recall and F1 of one label (one-vs-rest), or an average of them."""
 
     precision: float
-    """TP / (TP + FP); 0 when nothing was predicted as this label (scikit-learn's zero_division=0)."""
+    """TP / (TP + FP); 0 when nothing was predicted as this label (zero_division=0)."""
     recall: float
     """TP / (TP + FN); 0 when the label never occurs in the ground truth."""
     f1: float
@@ -219,7 +219,7 @@ class Report(BaseModel):
     pass_hat_k: Interval
     """Share of examples correct on all k repetitions (pass^k), bootstrap interval over examples."""
     pass_at_1: Interval
-    """Mean over repetitions of the share correct (mean pass@1), bootstrap interval over examples."""
+    """Mean pass@1: per example, the share of repetitions correct; bootstrap interval."""
     cohorts: dict[str, CohortMetrics]
     """Per-cohort figures; examples with no cohort are left out."""
     errors_by_type: dict[str, int]

@@ -268,6 +268,8 @@ def test_rejects_invalid_input(
 def test_public_surface_is_sorted_and_complete() -> None:
     assert metrics_module.__all__ == sorted(metrics_module.__all__)
     assert set(metrics_module.__all__) == {
+        "WILDCARD",
+        "map_label",
         "apply_label_map",
         "binary_label_map",
         "classification_metrics",
@@ -327,3 +329,14 @@ def test_binary_mapped_metrics_equal_sklearn_on_mapped_labels() -> None:
     ours = assert_matches_sklearn([t for t in mapped_true if t is not None], mapped_pred)
     assert ours.labels == ["high", "low"]
     assert ours.accuracy.estimate == pytest.approx(3 / 5)
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [("low", "low"), ("medium", "high"), ("critical", "high"), ("high", "high")],
+)
+def test_wildcard_entry_catches_every_unnamed_label(label: str, expected: str) -> None:
+    from arbiter.harness.metrics import map_label
+
+    assert map_label(label, {"low": "low", "*": "high"}) == expected
+    assert map_label(label, {"low": "low"}) == label  # no wildcard: unchanged

@@ -139,7 +139,12 @@ def test_each_result_is_in_the_store_before_progress_reports_it(store: Store) ->
 def test_stored_run_records_config_dataset_and_completion(store: Store) -> None:
     dataset = yes_no_dataset(12)
     report = run_eval(
-        PythonSystem(mostly_right), dataset, k=2, limit=10, seed=7, store=store,
+        PythonSystem(mostly_right),
+        dataset,
+        k=2,
+        limit=10,
+        seed=7,
+        store=store,
         label_map={"yes": "y", "no": "n"},
     )
     info = store.get_run(report.run_id or "")

@@ -57,11 +57,29 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_report(tmp_path: Path, kill_
     dump_dataset_jsonl(dataset, data_file)
     db_url = f"sqlite:///{tmp_path / 'runs.db'}"
     store = Store(db_url)
-    run_args = ["run", "--dataset", str(data_file), "--target", TARGET, "--k", str(K),
-                "--concurrency", "4", "--seed", "11", "--quiet", "--json"]
+    run_args = [
+        "run",
+        "--dataset",
+        str(data_file),
+        "--target",
+        TARGET,
+        "--k",
+        str(K),
+        "--concurrency",
+        "4",
+        "--seed",
+        "11",
+        "--quiet",
+        "--json",
+    ]
 
-    proc = subprocess.Popen(_arbiter(*run_args), env=_env(db_url), cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        _arbiter(*run_args),
+        env=_env(db_url),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     run_id = _kill_after(proc, store, kill_at)
 
     killed = store.get_run(run_id)
@@ -69,8 +87,13 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_report(tmp_path: Path, kill_
     assert kill_at <= killed.n_done < N_EXAMPLES * K
     before = store.completed_pairs(run_id)
 
-    resumed = subprocess.run(_arbiter("run", "--resume", run_id, "--quiet", "--json"),
-                             env=_env(db_url), cwd=tmp_path, capture_output=True, timeout=120)
+    resumed = subprocess.run(
+        _arbiter("run", "--resume", run_id, "--quiet", "--json"),
+        env=_env(db_url),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr.decode()
 
     results = store.results(run_id)

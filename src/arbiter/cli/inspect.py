@@ -53,8 +53,12 @@ def _load(run_id: str) -> StoredRun:
 @app.command()
 def report(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")] = ReportFormat.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    format: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
 ) -> None:
     """Show the report of a stored run: text, JSON, markdown (CI summary) or JUnit XML."""
     stored = _load(run_id)
@@ -111,11 +115,23 @@ def _cohort_floors(values: list[str]) -> dict[str, float]:
 @app.command()
 def gate(
     run_id: Annotated[str, typer.Argument(help="The run to judge.")],
-    baseline: Annotated[str | None, typer.Option(help="A run to compare against for regressions.")] = None,
-    min_accuracy: Annotated[float | None, typer.Option(min=0, max=1, help="Floor on accuracy (mapped if a label map was used).")] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="A run to compare against for regressions.")
+    ] = None,
+    min_accuracy: Annotated[
+        float | None,
+        typer.Option(min=0, max=1, help="Floor on accuracy (mapped if a label map was used)."),
+    ] = None,
     min_pass_k: Annotated[float | None, typer.Option(min=0, max=1, help="Floor on pass^k.")] = None,
-    cohort: Annotated[list[str] | None, typer.Option(help="Cohort floor NAME=FLOOR (repeatable).")] = None,
-    epsilon: Annotated[float, typer.Option(min=0, max=1, help="Drop against the baseline tolerated even when significant.")] = 0.0,
+    cohort: Annotated[
+        list[str] | None, typer.Option(help="Cohort floor NAME=FLOOR (repeatable).")
+    ] = None,
+    epsilon: Annotated[
+        float,
+        typer.Option(
+            min=0, max=1, help="Drop against the baseline tolerated even when significant."
+        ),
+    ] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Pass or fail a run: exit 1 listing every floor missed and every significant regression."""
@@ -136,7 +152,15 @@ def gate(
     if as_json:
         out_console.print_json(json.dumps(result.model_dump()))
     else:
-        render_gate(result, out_console, {"min_accuracy": min_accuracy, "min_pass_k": min_pass_k,
-                                          "cohorts": floors, "baseline": baseline})
+        render_gate(
+            result,
+            out_console,
+            {
+                "min_accuracy": min_accuracy,
+                "min_pass_k": min_pass_k,
+                "cohorts": floors,
+                "baseline": baseline,
+            },
+        )
     if not result.passed:
         raise GateFailed(f"gate failed for run {current.info.id}: {len(result.failures)} reason(s)")

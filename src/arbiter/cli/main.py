@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> None:
         message = " ".join(str(exc).split()) or type(exc).__name__
         err_console.print(
             f"arbiter: internal error: {type(exc).__name__}: {message} (rerun with --debug)",
-            markup=False, highlight=False, soft_wrap=True,
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
         sys.exit(1)
 

@@ -93,8 +93,10 @@ def _describe_new(
         raise InputError(f"--target is required for --system {kind.value}: give {what}")
     if kind is SystemKind.python:
         return {"kind": "python", "target": target}
-    defaults = ResponseMapping() if kind is SystemKind.http else ResponseMapping(
-        label="risk_level", confidence="confidence"
+    defaults = (
+        ResponseMapping()
+        if kind is SystemKind.http
+        else ResponseMapping(label="risk_level", confidence="confidence")
     )
     mapping = ResponseMapping(
         label=label_path or defaults.label,
@@ -102,13 +104,26 @@ def _describe_new(
         id=id_path or defaults.id,
     ).model_dump(mode="json")
     if kind is SystemKind.http:
-        return {"kind": "http", "url": target, "method": method.upper(),
-                "body_template": _body_template(body_template), "mapping": mapping,
-                "headers": header_names, "timeout": timeout}
+        return {
+            "kind": "http",
+            "url": target,
+            "method": method.upper(),
+            "body_template": _body_template(body_template),
+            "mapping": mapping,
+            "headers": header_names,
+            "timeout": timeout,
+        }
     if not tool:
         raise InputError("--tool is required for --system mcp: the name of the tool to call")
-    return {"kind": "mcp", "url": target, "tool": tool, "fixed_arguments": args,
-            "mapping": mapping, "headers": header_names, "timeout": timeout}
+    return {
+        "kind": "mcp",
+        "url": target,
+        "tool": tool,
+        "fixed_arguments": args,
+        "mapping": mapping,
+        "headers": header_names,
+        "timeout": timeout,
+    }
 
 
 def _finish(report: Report, store: Store, *, as_json: bool) -> None:
@@ -127,66 +142,128 @@ def _finish(report: Report, store: Store, *, as_json: bool) -> None:
 
 @app.command()
 def run(
-    dataset: Annotated[Path | None, typer.Option("--dataset", "--fixture", help="Labelled dataset: .json, .jsonl or .csv.")] = None,
-    system: Annotated[SystemKind, typer.Option(help="Kind of system under test.")] = SystemKind.python,
-    target: Annotated[str | None, typer.Option("--target", "--url", help="python: 'package.module:function'; http/mcp: the URL.")] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", "--fixture", help="Labelled dataset: .json, .jsonl or .csv."),
+    ] = None,
+    system: Annotated[
+        SystemKind, typer.Option(help="Kind of system under test.")
+    ] = SystemKind.python,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target", "--url", help="python: 'package.module:function'; http/mcp: the URL."
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("--k", min=1, help="Repetitions per example (pass^k).")] = 1,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Calls in flight at once [default: ARBITER_CONCURRENCY or 16].")] = None,
-    timeout: Annotated[float | None, typer.Option(min=0.001, help="Seconds per call [default: ARBITER_TIMEOUT or 30].")] = None,
-    retries: Annotated[int | None, typer.Option(min=0, help="Retries of connect errors, timeouts, 429 and 5xx [default: 2].")] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(min=1, help="Calls in flight at once [default: ARBITER_CONCURRENCY or 16]."),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="Seconds per call [default: ARBITER_TIMEOUT or 30]."),
+    ] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(min=0, help="Retries of connect errors, timeouts, 429 and 5xx [default: 2]."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N examples.")] = None,
-    label_map: Annotated[str | None, typer.Option(help="'binary' (anything but 'low' → 'high') or a JSON file {from: to}.")] = None,
+    label_map: Annotated[
+        str | None,
+        typer.Option(help="'binary' (anything but 'low' → 'high') or a JSON file {from: to}."),
+    ] = None,
     binary: Annotated[bool, typer.Option("--binary", help="Same as --label-map binary.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap intervals.")] = 0,
     method: Annotated[str, typer.Option(help="http: request method.")] = "POST",
-    body_template: Annotated[str | None, typer.Option(help="http: JSON body with {{input.field}} placeholders, or @file.")] = None,
-    label_path: Annotated[str | None, typer.Option(help="http/mcp: dotted path of the label in the answer.")] = None,
-    confidence_path: Annotated[str | None, typer.Option(help="http/mcp: dotted path of the confidence.")] = None,
-    id_path: Annotated[str | None, typer.Option(help="http/mcp: dotted path of the answer's id.")] = None,
-    header: Annotated[list[str] | None, typer.Option(help="http/mcp: extra header 'Name: value' (repeatable).")] = None,
+    body_template: Annotated[
+        str | None,
+        typer.Option(help="http: JSON body with {{input.field}} placeholders, or @file."),
+    ] = None,
+    label_path: Annotated[
+        str | None, typer.Option(help="http/mcp: dotted path of the label in the answer.")
+    ] = None,
+    confidence_path: Annotated[
+        str | None, typer.Option(help="http/mcp: dotted path of the confidence.")
+    ] = None,
+    id_path: Annotated[
+        str | None, typer.Option(help="http/mcp: dotted path of the answer's id.")
+    ] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="http/mcp: extra header 'Name: value' (repeatable).")
+    ] = None,
     tool: Annotated[str | None, typer.Option(help="mcp: the tool to call.")] = None,
-    arg: Annotated[list[str] | None, typer.Option(help="mcp: fixed tool argument name=value, value JSON or text (repeatable).")] = None,
-    driver: Annotated[str | None, typer.Option(help="mcp: per-request provider override, sent as the 'driver' argument.")] = None,
-    resume: Annotated[str | None, typer.Option(help="Continue a stored run: only its missing pairs are run.")] = None,
+    arg: Annotated[
+        list[str] | None,
+        typer.Option(help="mcp: fixed tool argument name=value, value JSON or text (repeatable)."),
+    ] = None,
+    driver: Annotated[
+        str | None,
+        typer.Option(help="mcp: per-request provider override, sent as the 'driver' argument."),
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Continue a stored run: only its missing pairs are run.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a labelled dataset through a system under test and report how it did."""
     settings = Settings()
     headers = _parse_pairs(header or [], ":", "--header")
-    store = open_store(settings)
-    try:
-        if resume is not None:
+    if resume is not None:
+        store = open_store(settings)
+        try:
             info = store.get_run(resume)
             sut = build_system(info.system, headers=headers)
             with progress_bar(f"resuming {info.id}", enabled=not quiet) as progress:
                 report = asyncio.run(resume_eval_async(store, info.id, sut, progress=progress))
             _finish(report, store, as_json=as_json)
-            return
-        if dataset is None:
-            raise InputError("--dataset is required (or --resume RUN_ID)")
-        data = load_dataset(dataset)
-        if binary and label_map not in (None, "binary"):
-            raise InputError("--binary and --label-map are exclusive; give one")
-        mapping = parse_label_map("binary" if binary else label_map)
-        fixed: dict[str, Any] = {name: _json_value(v) for name, v in _parse_pairs(arg or [], "=", "--arg").items()}
-        if driver:
-            fixed["driver"] = driver
-        effective_timeout = timeout or settings.timeout
-        description = _describe_new(
-            system, target, method=method, body_template=body_template, label_path=label_path,
-            confidence_path=confidence_path, id_path=id_path, header_names=sorted(headers),
-            tool=tool, args=fixed, timeout=effective_timeout,
-        )
-        new_sut: SystemUnderTest = build_system(description, headers=headers)
-        with progress_bar(f"{data.name}", enabled=not quiet) as progress:
+        finally:
+            store.close()
+        return
+    # Everything is validated before the store is opened: bad input writes nothing.
+    if dataset is None:
+        raise InputError("--dataset is required (or --resume RUN_ID)")
+    data = load_dataset(dataset)
+    if binary and label_map not in (None, "binary"):
+        raise InputError("--binary and --label-map are exclusive; give one")
+    mapping = parse_label_map("binary" if binary else label_map)
+    fixed: dict[str, Any] = {
+        name: _json_value(v) for name, v in _parse_pairs(arg or [], "=", "--arg").items()
+    }
+    if driver:
+        fixed["driver"] = driver
+    effective_timeout = timeout or settings.timeout
+    description = _describe_new(
+        system,
+        target,
+        method=method,
+        body_template=body_template,
+        label_path=label_path,
+        confidence_path=confidence_path,
+        id_path=id_path,
+        header_names=sorted(headers),
+        tool=tool,
+        args=fixed,
+        timeout=effective_timeout,
+    )
+    new_sut: SystemUnderTest = build_system(description, headers=headers)
+    store = open_store(settings)
+    try:
+        with progress_bar(data.name, enabled=not quiet) as progress:
             report = asyncio.run(
                 run_eval_async(
-                    new_sut, data, k=k,
+                    new_sut,
+                    data,
+                    k=k,
                     concurrency=concurrency or settings.concurrency,
                     timeout=effective_timeout,
                     retries=settings.retries if retries is None else retries,
-                    label_map=mapping, limit=limit, seed=seed, store=store, progress=progress,
+                    label_map=mapping,
+                    limit=limit,
+                    seed=seed,
+                    store=store,
+                    progress=progress,
                 )
             )
         _finish(report, store, as_json=as_json)
@@ -217,9 +294,14 @@ def runs(
     for i in infos:
         system = i.system.get("target") or i.system.get("url") or "?"
         table.add_row(
-            i.id, i.status, f"{i.created_at:%Y-%m-%d %H:%M:%S}", i.dataset_name,
-            f"{i.system.get('kind')}:{system}", str(i.config.get("k", 1)),
-            f"{i.n_done}/{i.n_pairs}", f"{i.elapsed_seconds:.1f}",
+            i.id,
+            i.status,
+            f"{i.created_at:%Y-%m-%d %H:%M:%S}",
+            i.dataset_name,
+            f"{i.system.get('kind')}:{system}",
+            str(i.config.get("k", 1)),
+            f"{i.n_done}/{i.n_pairs}",
+            f"{i.elapsed_seconds:.1f}",
         )
     out_console.print(table)
 
@@ -244,7 +326,10 @@ def demo(
         with progress_bar("demo", enabled=not quiet) as progress:
             report = asyncio.run(
                 run_eval_async(
-                    PythonSystem(DEMO_TARGET), data, label_map=DEMO_LABEL_MAP, store=store,
+                    PythonSystem(DEMO_TARGET),
+                    data,
+                    label_map=DEMO_LABEL_MAP,
+                    store=store,
                     progress=progress,
                 )
             )
@@ -254,7 +339,7 @@ def demo(
     err_console.print(
         "\nnext:\n"
         f"  arbiter report {report.run_id} --format markdown   # for a CI step summary\n"
-        f"  arbiter gate {report.run_id} --min-accuracy 0.9 --cohort wire=0.8   # exit 1 on a miss\n"
+        f"  arbiter gate {report.run_id} --min-accuracy 0.9 --cohort wire=0.8  # exit 1 on a miss\n"
         f"  arbiter run --dataset {dataset_path()} --target {DEMO_TARGET} --binary --k 3\n"
         "  arbiter runs"
     )

@@ -112,7 +112,11 @@ def diff_runs(
             delta, low, high = paired_bootstrap_diff(a, b, seed=seed)
             diff.deltas.append(
                 MetricDelta(
-                    name=name, a=float(a.mean()), b=float(b.mean()), delta=delta, low=low,
+                    name=name,
+                    a=float(a.mean()),
+                    b=float(b.mean()),
+                    delta=delta,
+                    low=low,
                     high=high,
                 )
             )

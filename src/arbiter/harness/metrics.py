@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from arbiter.contract import ClassificationMetrics, Interval, LabelMetrics
 from arbiter.stats import wilson_interval
 
-__all__ = ["apply_label_map", "binary_label_map", "classification_metrics"]
+__all__ = ["WILDCARD", "apply_label_map", "binary_label_map", "classification_metrics", "map_label"]
 
 
 @dataclass(frozen=True)
@@ -201,11 +201,11 @@ def classification_metrics(
 
 
 def apply_label_map(labels: Sequence[str | None], label_map: Mapping[str, str]) -> list[str | None]:
-    """Translate labels through a map; unmapped labels pass through and None stays None.
+    """Translate labels through a map (see :func:`map_label`); None stays None.
 
     Args:
         labels: Labels to translate.
-        label_map: Old label → new label.
+        label_map: Old label → new label; the key ``"*"`` catches every other label.
 
     Returns:
         The translated labels, in order.
@@ -214,7 +214,21 @@ def apply_label_map(labels: Sequence[str | None], label_map: Mapping[str, str]) 
         >>> apply_label_map(["low", "high", None, "odd"], {"low": "safe", "high": "threat"})
         ['safe', 'threat', None, 'odd']
     """
-    return [None if label is None else label_map.get(label, label) for label in labels]
+    return [None if label is None else map_label(label, label_map) for label in labels]
+
+
+WILDCARD = "*"
+"""Key of a label map that catches every label the map does not name."""
+
+
+def map_label(label: str, label_map: Mapping[str, str]) -> str:
+    """One label through a map: its own entry, else the ``"*"`` entry, else unchanged.
+
+    Examples:
+        >>> map_label("critical", {"low": "low", "*": "high"})
+        'high'
+    """
+    return label_map.get(label, label_map.get(WILDCARD, label))
 
 
 def binary_label_map(

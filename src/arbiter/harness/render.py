@@ -32,14 +32,23 @@ def _headline(report: Report) -> list[tuple[str, str]]:
     rows += [
         (f"pass^{report.k}", f"{_ci(report.pass_hat_k)}  over {report.pass_hat_k.n} examples"),
         ("mean pass@1", f"{_ci(report.pass_at_1)}"),
-        ("errors", f"{_pct(report.error_rate)}"
-         + ("  " + ", ".join(f"{k}={v}" for k, v in report.errors_by_type.items())
-            if report.errors_by_type else "")),
+        (
+            "errors",
+            f"{_pct(report.error_rate)}"
+            + (
+                "  " + ", ".join(f"{k}={v}" for k, v in report.errors_by_type.items())
+                if report.errors_by_type
+                else ""
+            ),
+        ),
     ]
     if report.latency is not None:
         lat = report.latency
         rows.append(
-            ("latency", f"p50 {lat.p50_ms:.1f} ms · p95 {lat.p95_ms:.1f} ms · p99 {lat.p99_ms:.1f} ms")
+            (
+                "latency",
+                f"p50 {lat.p50_ms:.1f} ms · p95 {lat.p95_ms:.1f} ms · p99 {lat.p99_ms:.1f} ms",
+            )
         )
     if report.examples_per_second is not None:
         rows.append(("throughput", f"{report.examples_per_second:,.1f} pairs/s"))
@@ -50,8 +59,12 @@ def _label_table(title: str, metrics: ClassificationMetrics) -> Table:
     table = Table(title=title, title_justify="left")
     for column in ("label", "precision", "recall", "f1", "support"):
         table.add_column(column, justify="left" if column == "label" else "right")
-    rows = [*metrics.per_label.items(), ("macro avg", metrics.macro),
-            ("micro avg", metrics.micro), ("weighted avg", metrics.weighted)]
+    rows = [
+        *metrics.per_label.items(),
+        ("macro avg", metrics.macro),
+        ("micro avg", metrics.micro),
+        ("weighted avg", metrics.weighted),
+    ]
     for name, m in rows:
         table.add_row(name, f"{m.precision:.3f}", f"{m.recall:.3f}", f"{m.f1:.3f}", str(m.support))
     return table
@@ -74,8 +87,11 @@ def report_renderable(report: Report) -> RenderableType:
     head.add_column()
     head.add_row("run", report.run_id or "(not stored)")
     head.add_row("system", report.system)
-    head.add_row("dataset", f"{report.dataset} ({report.dataset_hash[:12]}) · "
-                 f"{report.n_examples} examples × k={report.k}")
+    head.add_row(
+        "dataset",
+        f"{report.dataset} ({report.dataset_hash[:12]}) · "
+        f"{report.n_examples} examples × k={report.k}",
+    )
     for name, value in _headline(report):
         head.add_row(name, value)
     parts: list[RenderableType] = [head, Text("")]
@@ -87,39 +103,66 @@ def report_renderable(report: Report) -> RenderableType:
         for column in ("cohort", "n", "accuracy", "95% CI", f"pass^{report.k}"):
             cohorts.add_column(column, justify="left" if column == "cohort" else "right")
         for name, c in report.cohorts.items():
-            cohorts.add_row(name, str(c.n), _pct(c.accuracy.estimate),
-                            f"[{_pct(c.accuracy.low)}, {_pct(c.accuracy.high)}]", _pct(c.pass_k))
+            cohorts.add_row(
+                name,
+                str(c.n),
+                _pct(c.accuracy.estimate),
+                f"[{_pct(c.accuracy.low)}, {_pct(c.accuracy.high)}]",
+                _pct(c.pass_k),
+            )
         parts.append(cohorts)
-    parts.append(Text("Intervals are 95%: Wilson for accuracy, a bootstrap over examples "
-                      f"(seed {report.seed}) for pass^k and pass@1.", style="dim"))
+    parts.append(
+        Text(
+            "Intervals are 95%: Wilson for accuracy, a bootstrap over examples "
+            f"(seed {report.seed}) for pass^k and pass@1.",
+            style="dim",
+        )
+    )
     return Group(*parts)
 
 
 def report_markdown(report: Report) -> str:
     """The report as GitHub-flavoured markdown, for a CI step summary."""
-    lines = [f"## Arbiter report — {report.dataset}", "",
-             f"`{report.system}` · {report.n_examples} examples × k={report.k} · run "
-             f"`{report.run_id or '-'}`", "", "| figure | value |", "|---|---|"]
+    lines = [
+        f"## Arbiter report — {report.dataset}",
+        "",
+        f"`{report.system}` · {report.n_examples} examples × k={report.k} · run "
+        f"`{report.run_id or '-'}`",
+        "",
+        "| figure | value |",
+        "|---|---|",
+    ]
     lines += [f"| {name} | {value} |" for name, value in _headline(report)]
     primary = report.primary
     lines += ["", "| label | precision | recall | f1 | support |", "|---|---:|---:|---:|---:|"]
-    for name, m in [*primary.per_label.items(), ("macro avg", primary.macro),
-                    ("micro avg", primary.micro), ("weighted avg", primary.weighted)]:
+    for name, m in [
+        *primary.per_label.items(),
+        ("macro avg", primary.macro),
+        ("micro avg", primary.micro),
+        ("weighted avg", primary.weighted),
+    ]:
         lines.append(f"| {name} | {m.precision:.3f} | {m.recall:.3f} | {m.f1:.3f} | {m.support} |")
     if report.cohorts:
-        lines += ["", f"| cohort | n | accuracy | 95% CI | pass^{report.k} |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            f"| cohort | n | accuracy | 95% CI | pass^{report.k} |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for name, c in report.cohorts.items():
-            lines.append(f"| {name} | {c.n} | {_pct(c.accuracy.estimate)} | "
-                         f"{_pct(c.accuracy.low)}–{_pct(c.accuracy.high)} | {_pct(c.pass_k)} |")
-    lines += ["", f"_95% intervals: Wilson (accuracy), bootstrap over examples, seed "
-              f"{report.seed} (pass^k, pass@1)._", ""]
+            lines.append(
+                f"| {name} | {c.n} | {_pct(c.accuracy.estimate)} | "
+                f"{_pct(c.accuracy.low)}–{_pct(c.accuracy.high)} | {_pct(c.pass_k)} |"
+            )
+    lines += [
+        "",
+        f"_95% intervals: Wilson (accuracy), bootstrap over examples, seed "
+        f"{report.seed} (pass^k, pass@1)._",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def report_junit(
-    report: Report, examples: Sequence[Example], results: Sequence[PairResult]
-) -> str:
+def report_junit(report: Report, examples: Sequence[Example], results: Sequence[PairResult]) -> str:
     """JUnit XML: one test case per example, failed unless right on every repetition."""
     by_example: dict[str, list[PairResult]] = {}
     for r in results:
@@ -134,30 +177,42 @@ def report_junit(
         tests += 1
         seconds = sum(r.latency_ms for r in reps) / 1000
         total_ms += seconds * 1000
-        case = ET.SubElement(suite, "testcase", classname=example.cohort or report.dataset,
-                             name=example.id, time=f"{seconds:.3f}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=example.cohort or report.dataset,
+            name=example.id,
+            time=f"{seconds:.3f}",
+        )
         crashed = [r for r in reps if r.error_type]
         wrong = [r for r in reps if not r.correct and not r.error_type]
         if crashed:
             errors += 1
             first = crashed[0]
-            node = ET.SubElement(case, "error", type=first.error_type or "error",
-                                 message=first.error_message or "")
+            node = ET.SubElement(
+                case, "error", type=first.error_type or "error", message=first.error_message or ""
+            )
             node.text = "\n".join(f"rep {r.repetition}: {r.error_message}" for r in crashed)
         elif wrong:
             failures += 1
-            node = ET.SubElement(case, "failure", type="WrongLabel",
-                                 message=f"expected {example.expected_label!r}, got "
-                                         f"{wrong[0].label!r} on {len(wrong)}/{len(reps)} reps")
+            node = ET.SubElement(
+                case,
+                "failure",
+                type="WrongLabel",
+                message=f"expected {example.expected_label!r}, got "
+                f"{wrong[0].label!r} on {len(wrong)}/{len(reps)} reps",
+            )
             node.text = "\n".join(f"rep {r.repetition}: {r.label!r}" for r in wrong)
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     suite.set("time", f"{total_ms / 1000:.3f}")
     properties = ET.Element("properties")
-    for name, value in (("run_id", report.run_id or ""), ("accuracy",
-                        f"{report.primary.accuracy.estimate:.6f}"),
-                        (f"pass^{report.k}", f"{report.pass_hat_k.estimate:.6f}")):
+    for name, value in (
+        ("run_id", report.run_id or ""),
+        ("accuracy", f"{report.primary.accuracy.estimate:.6f}"),
+        (f"pass^{report.k}", f"{report.pass_hat_k.estimate:.6f}"),
+    ):
         ET.SubElement(properties, "property", name=name, value=value)
     suite.insert(0, properties)
     ET.indent(suite)
@@ -166,19 +221,28 @@ def report_junit(
 
 def render_diff(diff: RunDiff, console: Console, *, max_flips: int = 20) -> None:
     """Print a diff of two runs."""
-    console.print(f"[bold]{diff.run_a}[/] → [bold]{diff.run_b}[/]: {diff.n_common} examples "
-                  f"in common, {len(diff.fixed)} fixed, {len(diff.broken)} broken")
+    console.print(
+        f"[bold]{diff.run_a}[/] → [bold]{diff.run_b}[/]: {diff.n_common} examples "
+        f"in common, {len(diff.fixed)} fixed, {len(diff.broken)} broken"
+    )
     if diff.only_in_a or diff.only_in_b:
         console.print(f"only in A: {len(diff.only_in_a)} · only in B: {len(diff.only_in_b)}")
     table = Table(title="metric deltas (B − A, paired bootstrap 95% CI)", title_justify="left")
     for column in ("metric", "A", "B", "delta", "95% CI"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for d in diff.deltas:
-        table.add_row(d.name, _pct(d.a), _pct(d.b), f"{100 * d.delta:+.1f} pts",
-                      f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]")
+        table.add_row(
+            d.name,
+            _pct(d.a),
+            _pct(d.b),
+            f"{100 * d.delta:+.1f} pts",
+            f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+        )
     console.print(table)
-    for title, flips in (("broken (right in A, wrong in B)", diff.broken),
-                         ("fixed (wrong in A, right in B)", diff.fixed)):
+    for title, flips in (
+        ("broken (right in A, wrong in B)", diff.broken),
+        ("fixed (wrong in A, right in B)", diff.fixed),
+    ):
         if not flips:
             continue
         flip_table = Table(title=title, title_justify="left")

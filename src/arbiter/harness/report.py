@@ -16,7 +16,7 @@ from arbiter.contract import (
     LatencySummary,
     Report,
 )
-from arbiter.harness.metrics import apply_label_map, classification_metrics
+from arbiter.harness.metrics import apply_label_map, classification_metrics, map_label
 from arbiter.stats import bootstrap_ci, wilson_interval
 from arbiter.store.repository import PairResult
 
@@ -28,7 +28,7 @@ def is_correct(expected: str, label: str | None, label_map: Mapping[str, str] | 
     if label is None:
         return False
     if label_map:
-        return label_map.get(label, label) == label_map.get(expected, expected)
+        return map_label(label, label_map) == map_label(expected, label_map)
     return label == expected
 
 
@@ -40,9 +40,7 @@ def per_example_correct(
     for r in results:
         by_example.setdefault(r.example_id, {})[r.repetition] = r.correct
     return {
-        e.id: [reps[i] for i in sorted(reps)]
-        for e in examples
-        if (reps := by_example.get(e.id))
+        e.id: [reps[i] for i in sorted(reps)] for e in examples if (reps := by_example.get(e.id))
     }
 
 
@@ -152,6 +150,9 @@ def _wilson(successes: int, n: int) -> Interval:
 def _bootstrap(values: np.ndarray[Any, Any], seed: int) -> Interval:
     low, high = bootstrap_ci(values, seed=seed)
     return Interval(
-        estimate=float(values.mean()), low=float(low), high=float(high), method="bootstrap",
+        estimate=float(values.mean()),
+        low=float(low),
+        high=float(high),
+        method="bootstrap",
         n=len(values),
     )

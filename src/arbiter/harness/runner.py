@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from arbiter.contract import Dataset, Example, Report
 from arbiter.errors import InputError, SystemCrashed, SystemTimeout, SystemUnderTestError
 from arbiter.harness.report import build_report, is_correct
-from arbiter.store.repository import PairResult, Store
+from arbiter.store.repository import PairResult, RunStatus, Store
 from arbiter.systems.base import SystemUnderTest
 
 __all__ = [
@@ -108,8 +108,8 @@ def retry_delay(error: SystemUnderTestError, attempt: int, rng: random.Random) -
     so that many workers failing together do not retry in lockstep.
     """
     if error.retry_after is not None:
-        return max(0.0, min(error.retry_after, _RETRY_AFTER_CAP_S))
-    ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1))
+        return max(0.0, min(float(error.retry_after), _RETRY_AFTER_CAP_S))
+    ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2.0 ** (attempt - 1))
     return ceiling / 2 + rng.uniform(0, ceiling / 2)
 
 
@@ -214,7 +214,7 @@ async def run_eval_async(
     *,
     k: int = 1,
     concurrency: int = 16,
-    timeout: float = 30.0,
+    timeout: float = 30.0,  # noqa: ASYNC109 - a per-call timeout, part of the public API
     retries: int = 2,
     label_map: Mapping[str, str] | None = None,
     limit: int | None = None,
@@ -249,12 +249,18 @@ async def run_eval_async(
 
     Examples:
         >>> from arbiter.systems.python import PythonSystem
-        >>> report = run_eval(PythonSystem("arbiter.demo.classifier:classify"), dataset)  # doctest: +SKIP
+        >>> system = PythonSystem("arbiter.demo.classifier:classify")
+        >>> report = run_eval(system, dataset)  # doctest: +SKIP
     """
     try:
         config = RunConfig(
-            k=k, concurrency=concurrency, timeout=timeout, retries=retries,
-            label_map=dict(label_map) if label_map else None, limit=limit, seed=seed,
+            k=k,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            label_map=dict(label_map) if label_map else None,
+            limit=limit,
+            seed=seed,
         )
     except ValueError as exc:
         first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("?",), "msg": str(exc)}
@@ -274,8 +280,16 @@ async def run_eval_async(
         )
     pairs = [(e, rep) for e in examples for rep in range(config.k)]
     return await _run_pairs(
-        system, dataset, examples, pairs, config, description,
-        store=store, run_id=run_id, progress=progress, prior=[],
+        system,
+        dataset,
+        examples,
+        pairs,
+        config,
+        description,
+        store=store,
+        run_id=run_id,
+        progress=progress,
+        prior=[],
     )
 
 
@@ -296,14 +310,21 @@ async def _run_pairs(
     results: list[PairResult] = list(prior)
     total = len(examples) * config.k
     started = time.perf_counter()
-    status = "failed"
+    status: RunStatus = "failed"
     try:
         async with contextlib.AsyncExitStack() as stack:
             if hasattr(system, "__aenter__"):
                 await stack.enter_async_context(system)  # type: ignore[arg-type]
             await _execute(
-                system, pairs, config, store=store, run_id=run_id, sink=results,
-                progress=progress, already_done=len(prior), total=total,
+                system,
+                pairs,
+                config,
+                store=store,
+                run_id=run_id,
+                sink=results,
+                progress=progress,
+                already_done=len(prior),
+                total=total,
             )
         status = "completed"
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -313,7 +334,9 @@ async def _run_pairs(
         elapsed = time.perf_counter() - started
         if store is not None and run_id is not None:
             store.set_status(
-                run_id, status, add_elapsed=elapsed,  # type: ignore[arg-type]
+                run_id,
+                status,
+                add_elapsed=elapsed,
                 finished=status == "completed",
             )
     return build_report(
@@ -354,8 +377,16 @@ async def resume_eval_async(
     pairs = [(e, rep) for e in examples for rep in range(config.k) if (e.id, rep) not in done]
     store.set_status(info.id, "running")
     return await _run_pairs(
-        system, dataset, examples, pairs, config, info.system,
-        store=store, run_id=info.id, progress=progress, prior=prior,
+        system,
+        dataset,
+        examples,
+        pairs,
+        config,
+        info.system,
+        store=store,
+        run_id=info.id,
+        progress=progress,
+        prior=prior,
         prior_elapsed=info.elapsed_seconds,
     )
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "DatasetRow", "ResultRow", "RunRow", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "Base", "DatasetRow", "ResultRow", "RunRow"]
 
 SCHEMA_VERSION = 1
 """Version of the stored tables; written into every run row."""

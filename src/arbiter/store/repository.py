@@ -108,7 +108,9 @@ class Store:
         try:
             Base.metadata.create_all(self.engine)
         except SQLAlchemyError as exc:
-            raise StoreError(f"cannot open the store {parsed!r}: {getattr(exc, 'orig', None) or exc}") from None
+            raise StoreError(
+                f"cannot open the store {parsed!r}: {getattr(exc, 'orig', None) or exc}"
+            ) from None
 
     def close(self) -> None:
         """Release the connection pool."""
@@ -258,4 +260,3 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
-

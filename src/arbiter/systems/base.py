@@ -79,9 +79,7 @@ class ResponseMapping(BaseModel):
             InvalidSystemResponse: A field has the wrong type.
         """
         if not isinstance(document, dict):
-            raise InvalidSystemResponse(
-                f"expected a JSON object, got {type(document).__name__}"
-            )
+            raise InvalidSystemResponse(f"expected a JSON object, got {type(document).__name__}")
         raw_label = lookup_path(document, self.label)
         if raw_label is None or isinstance(raw_label, (dict, list)):
             raise InvalidSystemResponse(f"field {self.label!r} is not a label: {raw_label!r}"[:200])

@@ -61,7 +61,8 @@ def _is_factory(obj: Any) -> bool:
     except (TypeError, ValueError):
         return False
     positional = [
-        p for p in params
+        p
+        for p in params
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
     ]
     return not positional

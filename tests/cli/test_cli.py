@@ -1,0 +1,250 @@
+"""The command line, end to end in-process: exit codes, one-line errors, stored runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from arbiter.cli.main import main
+from arbiter.contract import Report
+from arbiter.datasets import dump_dataset_jsonl
+from arbiter.store import Store
+from tests.helpers.data import yes_no_dataset
+
+
+class Result:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARBITER_DB_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def invoke(*args: str) -> Result:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "yes-no.jsonl"
+    dump_dataset_jsonl(yes_no_dataset(60), path)
+    return path
+
+
+def _run(cli: Any, data_file: Path, target: str, *extra: str) -> str:
+    result = cli(
+        "run",
+        "--dataset",
+        str(data_file),
+        "--target",
+        f"tests.helpers.systems:{target}",
+        "--quiet",
+        "--json",
+        *extra,
+    )
+    assert result.code == 0, result.err
+    run_id = Report.model_validate_json(result.out).run_id
+    assert run_id
+    return run_id
+
+
+def _store(tmp_path: Path) -> Store:
+    return Store(f"sqlite:///{tmp_path / 'store.db'}")
+
+
+def test_demo_runs_reports_and_says_where_it_stored_the_run(cli: Any, tmp_path: Path) -> None:
+    result = cli("demo", "--quiet")
+    assert result.code == 0, result.err
+    assert "accuracy (mapped)" in result.out
+    assert "stored as run" in result.err
+    assert "arbiter gate" in result.err  # what to try next
+    (run,) = _store(tmp_path).list_runs()
+    assert run.status == "completed"
+    assert run.n_done == run.n_pairs >= 200
+
+
+def test_run_prints_a_json_report_and_stores_it(cli: Any, data_file: Path, tmp_path: Path) -> None:
+    run_id = _run(cli, data_file, "mostly_right", "--k", "2")
+    info = _store(tmp_path).get_run(run_id)
+    assert info.n_done == 120
+    listed = cli("runs")
+    assert run_id in listed.out
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "needle"),
+    [
+        ('{"examples": [', ".json", "bad.json:1:15: invalid JSON"),
+        ('{"id": "a", "input": {}}\n', ".jsonl", "expected_label"),
+        ("", ".jsonl", "no examples"),
+        ("id,label\n1,2\n", ".txt", "unsupported file type"),
+    ],
+)
+def test_bad_dataset_exits_3_with_one_line_and_writes_nothing(
+    cli: Any, tmp_path: Path, content: str, suffix: str, needle: str
+) -> None:
+    bad = tmp_path / f"bad{suffix}"
+    bad.write_text(content, encoding="utf-8")
+    result = cli("run", "--dataset", str(bad), "--target", "tests.helpers.systems:echo_label")
+    assert result.code == 3
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1
+    assert needle in lines[0]
+    assert "bad" in lines[0]
+    assert not (tmp_path / "store.db").exists()
+
+
+def test_dataset_given_as_a_directory_exits_3(cli: Any, tmp_path: Path) -> None:
+    result = cli("run", "--dataset", str(tmp_path), "--target", "tests.helpers.systems:echo_label")
+    assert result.code == 3
+    assert "directory" in result.err
+
+
+def test_unknown_python_target_exits_3(cli: Any, data_file: Path) -> None:
+    result = cli("run", "--dataset", str(data_file), "--target", "no_such_module:fn")
+    assert result.code == 3
+    assert "cannot import" in result.err
+
+
+def test_unreachable_http_system_exits_1(cli: Any, data_file: Path) -> None:
+    from tests.integration.serving import free_port
+
+    result = cli(
+        "run",
+        "--dataset",
+        str(data_file),
+        "--system",
+        "http",
+        "--target",
+        f"http://127.0.0.1:{free_port()}/predict",
+        "--retries",
+        "0",
+        "--limit",
+        "3",
+        "--quiet",
+    )
+    assert result.code == 1
+    assert "every call failed (SystemUnreachable)" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_usage_error_exits_2(cli: Any) -> None:
+    assert cli("run", "--k", "zero").code == 2
+
+
+def test_unknown_run_id_exits_3_with_one_line(cli: Any) -> None:
+    result = cli("report", "nope")
+    assert result.code == 3
+    assert result.err.strip().count("\n") == 0
+    assert "no run matches id 'nope'" in result.err
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "text"])
+def test_report_formats(cli: Any, data_file: Path, fmt: str) -> None:
+    run_id = _run(cli, data_file, "mostly_right")
+    result = cli("report", run_id[:15], "--format", fmt)
+    assert result.code == 0, result.err
+    if fmt == "json":
+        assert Report.model_validate_json(result.out).run_id == run_id
+    elif fmt == "markdown":
+        assert "| label | precision | recall | f1 | support |" in result.out
+    elif fmt == "junit":
+        suite = ET.fromstring(result.out.split("?>", 1)[1])
+        wrong = len(suite.findall("testcase/failure"))
+        assert int(suite.get("failures", "-1")) == wrong > 0
+        assert int(suite.get("tests", "0")) == 60
+    else:
+        assert "per cohort" in result.out
+
+
+def test_gate_passes_and_fails_with_every_reason(cli: Any, data_file: Path) -> None:
+    run_id = _run(cli, data_file, "mostly_right")
+    passed = cli("gate", run_id, "--min-accuracy", "0.5")
+    assert passed.code == 0
+    assert "gate passed" in passed.out
+    failed = cli(
+        "gate",
+        run_id,
+        "--min-accuracy",
+        "0.99",
+        "--min-pass-k",
+        "0.99",
+        "--cohort",
+        "a=0.99",
+        "--cohort",
+        "zzz=0.1",
+    )
+    assert failed.code == 1
+    assert "accuracy" in failed.out
+    assert "pass^1" in failed.out
+    assert "cohort 'a'" in failed.out
+    assert "cohort 'zzz' has no examples" in failed.out
+
+
+def test_gate_fails_on_a_significant_regression_against_the_baseline(
+    cli: Any, data_file: Path
+) -> None:
+    good = _run(cli, data_file, "mostly_right")
+    bad = _run(cli, data_file, "often_wrong")
+    result = cli("gate", bad, "--baseline", good, "--json")
+    assert result.code == 1
+    verdict = json.loads(result.out)
+    assert any("regressed" in f for f in verdict["failures"])
+    tolerated = cli("gate", bad, "--baseline", good, "--epsilon", "0.9")
+    assert tolerated.code == 0
+
+
+def test_gate_warns_on_a_perfect_score(cli: Any, data_file: Path) -> None:
+    run_id = _run(cli, data_file, "echo_label")
+    result = cli("gate", run_id, "--min-accuracy", "0.9")
+    assert result.code == 0
+    assert "over-fit smell" in result.out
+
+
+def test_diff_lists_flips_and_deltas(cli: Any, data_file: Path) -> None:
+    good = _run(cli, data_file, "mostly_right")
+    bad = _run(cli, data_file, "often_wrong")
+    result = cli("diff", good, bad, "--json")
+    assert result.code == 0
+    diff = json.loads(result.out)
+    assert diff["n_common"] == 60
+    assert len(diff["broken"]) > len(diff["fixed"])
+    accuracy = next(d for d in diff["deltas"] if d["name"] == "accuracy")
+    assert accuracy["delta"] < 0
+    assert accuracy["low"] <= accuracy["delta"] <= accuracy["high"]
+
+
+def test_binary_label_map_collapses_graded_labels(cli: Any, tmp_path: Path) -> None:
+    from arbiter.demo import dataset_path
+
+    result = cli(
+        "run",
+        "--dataset",
+        str(dataset_path()),
+        "--target",
+        "arbiter.demo.classifier:classify",
+        "--binary",
+        "--quiet",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    report = Report.model_validate_json(result.out)
+    assert report.mapped is not None
+    assert report.mapped.labels == ["high", "low"]
+    assert report.mapped.accuracy.estimate > report.strict.accuracy.estimate
