@@ -47,15 +47,21 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 def _result(example_id: str, repetition: int = 0, *, correct: bool = True) -> PairResult:
     return PairResult(
-        example_id=example_id, repetition=repetition, label="yes", correct=correct,
-        latency_ms=1.5, raw_output={"nested": {"ok": [1, 2]}},
+        example_id=example_id,
+        repetition=repetition,
+        label="yes",
+        correct=correct,
+        latency_ms=1.5,
+        raw_output={"nested": {"ok": [1, 2]}},
     )
 
 
 def _new_run(store: Store, n: int = 4) -> str:
     return store.create_run(
-        dataset=yes_no_dataset(n), system={"kind": "python", "target": "m:f"},
-        config={"k": 1, "seed": 3}, n_pairs=n,
+        dataset=yes_no_dataset(n),
+        system={"kind": "python", "target": "m:f"},
+        config={"k": 1, "seed": 3},
+        n_pairs=n,
     )
 
 

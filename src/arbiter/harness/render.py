@@ -71,8 +71,8 @@ def _label_table(title: str, metrics: ClassificationMetrics) -> Table:
 
 
 def _confusion_table(metrics: ClassificationMetrics) -> Table:
-    table = Table(title="confusion (rows: expected, columns: predicted)", title_justify="left")
-    table.add_column("")
+    table = Table(title="confusion", title_justify="left")
+    table.add_column("expected \\ predicted")
     for label in metrics.labels:
         table.add_column(label, justify="right")
     for label, row in zip(metrics.labels, metrics.confusion, strict=True):
