@@ -13,9 +13,11 @@
     │   ├── ToolError               an MCP tool reported an error
     │   └── SystemCrashed           a Python system raised
     ├── ProviderError               an LLM provider failed
-    │   ├── RateLimited             (retryable)
-    │   ├── ProviderTimeout         (retryable)
-    │   └── InvalidResponse
+    │   ├── ProviderAuthError       401 / 403: a missing or refused key
+    │   ├── RateLimited             429, quota                              (retryable)
+    │   ├── ProviderUnavailable     5xx, connection refused                 (retryable)
+    │   ├── ProviderTimeout         no answer in time                       (retryable)
+    │   └── InvalidResponse         not JSON / not the requested schema
     ├── StoreError                  the run store cannot answer (unknown run id, ...)
     └── GateFailed                  a release gate was missed (exit 1)
 
@@ -32,8 +34,10 @@ __all__ = [
     "InvalidResponse",
     "InvalidSystemResponse",
     "MissingField",
+    "ProviderAuthError",
     "ProviderError",
     "ProviderTimeout",
+    "ProviderUnavailable",
     "RateLimited",
     "StoreError",
     "SystemCrashed",
@@ -136,6 +140,16 @@ class ProviderError(ArbiterError):
     """An LLM provider failed to answer usably."""
 
     retryable: bool = False
+
+
+class ProviderAuthError(ProviderError):
+    """The provider refused the credentials (HTTP 401 / 403) or none were configured."""
+
+
+class ProviderUnavailable(ProviderError):
+    """The provider could not be reached or failed on its side (5xx)."""
+
+    retryable = True
 
 
 class RateLimited(ProviderError):

@@ -1,0 +1,78 @@
+"""The one seam between Arbiter and an LLM: ``Provider.complete(request) -> response``.
+
+Every provider (``mock``, ``openai``, ``anthropic``, ``gemini``) lives in its own module,
+is imported lazily, converts its vendor's errors into the ``ProviderError`` tree at the
+seam, and takes an injected ``httpx`` transport so tests never touch the network.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from arbiter.contract import Usage
+
+__all__ = ["CompletionRequest", "CompletionResponse", "Provider", "Subject"]
+
+
+class Subject(BaseModel):
+    """What is being judged, in structured form (the mock provider reads this)."""
+
+    task: str
+    """What the LLM under judgement was asked."""
+    context: str
+    """The source it must stay faithful to."""
+    output: str
+    """Its output."""
+    lens: str = "factual"
+    """The critic's lens: factual, logical, adversary, or a custom name."""
+
+
+class CompletionRequest(BaseModel):
+    """One structured-output call to a model."""
+
+    model: str
+    """Model name as the provider knows it."""
+    system: str
+    """System prompt."""
+    prompt: str
+    """User message."""
+    schema_name: str = "critique"
+    """Name of the JSON schema (some APIs require one)."""
+    json_schema: dict[str, Any]
+    """Strict JSON schema the answer must follow."""
+    effort: Literal["low", "medium", "high", "max"] | None = None
+    """Reasoning effort, sent only to models that accept it."""
+    max_output_tokens: int = 2048
+    """Upper bound on the answer's length."""
+    timeout: float = 60.0
+    """Seconds the call may take."""
+    subject: Subject | None = None
+    """The structured inputs behind ``prompt``; used by the mock provider only."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything a provider may want to log; never sent."""
+
+
+class CompletionResponse(BaseModel):
+    """A provider's answer: the JSON text and what it cost."""
+
+    text: str
+    """The raw text of the answer (JSON when the call succeeded)."""
+    model: str
+    """The model that answered, as the provider reports it."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens and cost."""
+    latency_ms: float = 0.0
+    """Wall time of the call."""
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that can answer a ``CompletionRequest``."""
+
+    name: str
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        """Answer one request; raise a ``ProviderError`` subclass on failure."""
+        ...
