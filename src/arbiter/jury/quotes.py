@@ -18,7 +18,9 @@ __all__ = ["Span", "locate", "normalize", "overlap_ratio", "sentence_index"]
 Span = tuple[int, int]
 """Start and end offsets in the normalised output."""
 
-_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe63\uff0d"), "-")
+_DASHES = dict.fromkeys(
+    map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe63\uff0d"), "-"
+)
 _QUOTES = {
     **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032"), "'"),
     **dict.fromkeys(map(ord, "\u201c\u201d\u201e\u201f\u2033"), '"'),

@@ -76,9 +76,7 @@ class _Outcome:
     reasons: tuple[str, ...]
 
 
-def _verify(
-    output: str, critiques: Sequence[Critique]
-) -> tuple[list[_Evidence], list[Callout]]:
+def _verify(output: str, critiques: Sequence[Critique]) -> tuple[list[_Evidence], list[Callout]]:
     evidence: list[_Evidence] = []
     opinions: list[Callout] = []
     for index, critique in enumerate(critiques):
@@ -95,7 +93,9 @@ def _same_finding(a: _Evidence, b: _Evidence) -> bool:
     if overlap_ratio(a.span, b.span) >= SPAN_OVERLAP:
         return True
     rival_a = normalize(a.callout.rival or "")
-    return bool(rival_a) and a.sentence == b.sentence and rival_a == normalize(b.callout.rival or "")
+    return (
+        bool(rival_a) and a.sentence == b.sentence and rival_a == normalize(b.callout.rival or "")
+    )
 
 
 def _cluster(evidence: Sequence[_Evidence]) -> list[_Cluster]:
@@ -130,14 +130,20 @@ def _decide(low: Sequence[Sequence[bool]], clusters: Sequence[_Cluster]) -> _Out
     contradictions = [(c, who) for c, who in counted if c.kind == "contradicted" and who]
     corroborated = [c for c, who in contradictions if len(who) >= 2]
     if corroborated:
-        return _Outcome("REJECT", False, (
-            f"hard block: a contradiction quoted by {len(corroborated[0].critics)} critics",
-        ))
+        return _Outcome(
+            "REJECT",
+            False,
+            (f"hard block: a contradiction quoted by {len(corroborated[0].critics)} critics",),
+        )
     if contradictions:
-        return _Outcome("REVISE", True, (
-            "a quoted contradiction that no second critic corroborates",
-            "escalate: critics disagree and the finding is not corroborated",
-        ))
+        return _Outcome(
+            "REVISE",
+            True,
+            (
+                "a quoted contradiction that no second critic corroborates",
+                "escalate: critics disagree and the finding is not corroborated",
+            ),
+        )
     if any(c.kind == "unsupported" and who for c, who in counted):
         return _Outcome("REVISE", False, ("a quoted claim the context does not support",))
     majority_low = [d for d in range(len(DIMENSIONS)) if sum(row[d] for row in low) > (n - 1) // 2]
@@ -147,10 +153,14 @@ def _decide(low: Sequence[Sequence[bool]], clusters: Sequence[_Cluster]) -> _Out
     dissent = [d for d in range(len(DIMENSIONS)) if any(row[d] for row in low)]
     if dissent:
         names = ", ".join(DIMENSIONS[d] for d in dissent)
-        return _Outcome("ACCEPT", True, (
-            f"accepted by the median, but a critic scored {names} low without corroboration",
-            "escalate: accepting despite an uncorroborated finding",
-        ))
+        return _Outcome(
+            "ACCEPT",
+            True,
+            (
+                f"accepted by the median, but a critic scored {names} low without corroboration",
+                "escalate: accepting despite an uncorroborated finding",
+            ),
+        )
     return _Outcome("ACCEPT", False, ("no critic found a problem",))
 
 
@@ -184,9 +194,7 @@ def _flip_margin(
     return min(cheapest - 1, MAX_FLIP_MARGIN)
 
 
-def _aggregate(
-    scores: Sequence[Sequence[int]], clusters: Sequence[_Cluster]
-) -> dict[str, float]:
+def _aggregate(scores: Sequence[Sequence[int]], clusters: Sequence[_Cluster]) -> dict[str, float]:
     result: dict[str, float] = {}
     for d, name in enumerate(DIMENSIONS):
         column = [row[d] for row in scores]
@@ -236,9 +244,16 @@ def synthesize(output: str, outcomes: Sequence[CriticOutcome]) -> Verdict:
     live = [o for o in outcomes if o.status == "ok" and o.critique is not None]
     if not live:
         return Verdict(
-            decision="REVISE", confidence=0.34, flip_margin=0, agreement=0.0, escalate=True,
+            decision="REVISE",
+            confidence=0.34,
+            flip_margin=0,
+            agreement=0.0,
+            escalate=True,
             reasons=["no jury: no critic returned a usable critique", "escalate: no jury"],
-            scores={}, findings=[], opinions=[], critiques=list(outcomes),
+            scores={},
+            findings=[],
+            opinions=[],
+            critiques=list(outcomes),
         )
     critiques = [o.critique for o in live if o.critique is not None]
     names = [o.critic for o in live]
@@ -257,7 +272,9 @@ def synthesize(output: str, outcomes: Sequence[CriticOutcome]) -> Verdict:
     return Verdict(
         decision=outcome.decision,
         confidence=confidence_of(
-            flip_margin=flip_margin, agreement=agreement, escalate=outcome.escalate,
+            flip_margin=flip_margin,
+            agreement=agreement,
+            escalate=outcome.escalate,
             unanimous_unevidenced=unanimous_unevidenced,
         ),
         flip_margin=flip_margin,
