@@ -1,19 +1,21 @@
 """Throughput of the harness: ``run_eval_async`` over HTTP and over an in-process system.
 
-Run: ``python bench/harness_throughput.py [--quick]``. Two scenarios, each with a
-SQLite store in a temporary directory, because real runs write every result:
+Run: ``python bench/harness_throughput.py [--quick] [--diagnose] [--only http|python]``.
+Each harness run writes to a SQLite store in a temporary directory, as real runs do.
 
-1. HTTP: a local service answering every POST after exactly 50 ms, served by uvicorn
-   in a separate process (its own event loop and GIL), driven through ``HttpSystem``
-   with 5,000 examples at concurrency 100. The ideal wall time is n x 0.05 / 100; the
-   target is a ratio wall/ideal <= 1.3. For reference it also prints a bare
-   ``httpx.AsyncClient`` loop (no harness, no store) and ``HttpSystem`` over a
-   transport that keeps all 100 connections alive, and the CPU time each process spent.
-2. Python: a trivial sync function through ``PythonSystem``, 10,000 examples; target
-   >= 2,000 examples/s. Printed threaded (the default), ``threaded=False`` and without
-   a store, with the peak RSS of each. ``--quick`` runs 10x fewer examples.
+1. HTTP: a local service answering every POST after exactly 50 ms, served by uvicorn in
+   a separate process (its own event loop and GIL), driven through ``HttpSystem`` with
+   5,000 examples at concurrency 100. Ideal wall time n x 0.05 / 100; target wall/ideal
+   <= 1.3. For reference: a bare ``httpx.AsyncClient`` loop (the client library alone)
+   and a raw asyncio-streams client (what the server and the loop allow), with the CPU
+   time of each process and the TCP connections the server saw.
+2. Python: a trivial sync function through ``PythonSystem``, 10,000 examples at
+   run_eval's default concurrency; target >= 2,000 examples/s. Printed threaded (the
+   default) and ``threaded=False``, each with and without a store, with peak RSS.
 
-A benchmark, never a test: it prints, it does not assert.
+``--quick`` runs 10x fewer examples; ``--diagnose`` adds candidate fixes for the HTTP
+client (an httpx pool keeping 100 connections alive, and httpx2). A benchmark, never a
+test: it prints, it does not assert.
 """
 
 from __future__ import annotations
@@ -31,12 +33,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+
+from arbiter.contract import Dataset, Example
+from arbiter.harness.runner import run_eval_async
+from arbiter.store.repository import PairResult, Store
+from arbiter.systems.http import HttpSystem
+from arbiter.systems.python import PythonSystem
 
 LATENCY_S = 0.05
 HTTP_N = 5_000
@@ -52,19 +60,40 @@ BENCH_DIR = Path(__file__).resolve().parent
 # -- the system under test, served by uvicorn in a child process -------------------------
 
 
-async def serve_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Raw ASGI app: read the JSON body, wait 50 ms, answer a label and a confidence."""
-    if scope["type"] != "http":
-        return
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    n = int(json.loads(body or b"{}").get("n", 0))
-    await asyncio.sleep(LATENCY_S)
-    answer = json.dumps({"label": LABELS[n % len(LABELS)], "confidence": 0.9}).encode()
+class LatencyService:
+    """Raw ASGI app: every POST is answered after exactly 50 ms with a label and confidence.
+
+    ``GET /stats`` returns (and resets) the requests served and the distinct client
+    connections they came on, to show whether the client keeps its connections alive.
+    """
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.peers: set[tuple[str, int]] = set()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] == "GET":
+            answer = {"requests": self.requests, "connections": len(self.peers)}
+            self.requests, self.peers = 0, set()
+            await _send_json(send, answer)
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        self.requests += 1
+        self.peers.add(tuple(scope["client"]))
+        n = int(json.loads(body or b"{}").get("n", 0))
+        await asyncio.sleep(LATENCY_S)
+        await _send_json(send, {"label": LABELS[n % len(LABELS)], "confidence": 0.9})
+
+
+async def _send_json(send: Any, document: dict[str, Any]) -> None:
+    answer = json.dumps(document).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(answer))]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": answer})
@@ -77,41 +106,60 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@dataclass
+class Server:
+    url: str
+    pid: int
+    http: str
+
+    def cpu_seconds(self) -> float:
+        import psutil
+
+        return float(sum(psutil.Process(self.pid).cpu_times()[:2]))
+
+    def stats(self) -> dict[str, int]:
+        """Requests and distinct connections since the last call."""
+        import httpx
+
+        return dict(httpx.get(self.url.replace("/predict", "/stats"), timeout=5).json())
+
+
 @contextmanager
-def serve_in_subprocess() -> Iterator[tuple[str, int, str]]:
-    """Start uvicorn in a child process; yield (url, pid, http implementation)."""
+def serve_in_subprocess() -> Iterator[Server]:
+    """Start uvicorn with ``LatencyService`` in a child process until the block exits."""
     port = free_port()
     http = "httptools" if find_spec("httptools") else "h11"
     command = [
-        sys.executable, "-m", "uvicorn", f"{Path(__file__).stem}:serve_app",
+        sys.executable, "-m", "uvicorn", "--factory", f"{Path(__file__).stem}:LatencyService",
         "--app-dir", str(BENCH_DIR), "--host", "127.0.0.1", "--port", str(port),
         "--loop", "asyncio", "--http", http, "--lifespan", "off",
         "--log-level", "warning", "--no-access-log",
         "--backlog", "2048", "--limit-concurrency", "1000", "--timeout-keep-alive", "30",
     ]  # fmt: skip
-    server = subprocess.Popen(command)
-    url = f"http://127.0.0.1:{port}/predict"
+    process = subprocess.Popen(command)
+    server = Server(f"http://127.0.0.1:{port}/predict", process.pid, http)
     try:
-        _wait_until_answering(url, server)
-        yield url, server.pid, http
+        _wait_until_answering(server, process)
+        yield server
     finally:
-        server.terminate()
+        process.terminate()
         try:
-            server.wait(timeout=10)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            process.kill()
+            process.wait()
 
 
-def _wait_until_answering(url: str, server: subprocess.Popen[bytes]) -> None:
+def _wait_until_answering(server: Server, process: subprocess.Popen[bytes]) -> None:
     import httpx
 
     deadline = time.monotonic() + 20
     while True:
-        if server.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with code {server.returncode}")
+        if process.poll() is not None:
+            raise RuntimeError(f"uvicorn exited with code {process.returncode}")
         try:
-            if httpx.post(url, json={"n": 0}, timeout=2).status_code == 200:
+            if httpx.post(server.url, json={"n": 0}, timeout=2).status_code == 200:
+                server.stats()
                 return
         except httpx.HTTPError:
             pass
@@ -128,7 +176,7 @@ class Measure:
     wall_s: float
     cpu_s: float
     peak_rss_mb: float
-    report: Any
+    result: Any
 
 
 class RssSampler:
@@ -158,28 +206,47 @@ class RssSampler:
 
 def measure(run: Callable[[], Awaitable[Any]]) -> Measure:
     """Wall time, CPU time of this process (all threads) and peak RSS of one run."""
+
+    async def main() -> Any:
+        return await run()
+
     with RssSampler() as rss:
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        report = asyncio.run(run())  # type: ignore[arg-type]
+        result = asyncio.run(main())
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    return Measure(wall, cpu, rss.peak / 2**20, report)
+    return Measure(wall, cpu, rss.peak / 2**20, result)
 
 
-def build_dataset(n: int) -> Any:
-    from arbiter.contract import Dataset, Example
+class TimedStore(Store):
+    """A ``Store`` that counts the transactions and the time spent writing results."""
 
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.batches: list[int] = []
+        self.seconds = 0.0
+
+    def add_results(self, run_id: str, results: Sequence[PairResult]) -> None:
+        started = time.perf_counter()
+        super().add_results(run_id, results)
+        self.seconds += time.perf_counter() - started
+        self.batches.append(len(results))
+
+    def summary(self, n: int) -> str:
+        mean = sum(self.batches) / max(1, len(self.batches))
+        return (
+            f"store: {len(self.batches):,} transactions, mean batch {mean:.1f}, "
+            f"{self.seconds:.2f} s in add_results ({self.seconds / n * 1000:.3f} ms/result, "
+            f"writer thread)"
+        )
+
+
+def build_dataset(n: int) -> Dataset:
     examples = [
         Example(id=f"ex-{i:06d}", input={"n": i, "text": f"event {i}"}, expected_label=label)
         for i in range(n)
         for label in (LABELS[i % len(LABELS)],)
     ]
     return Dataset(name="bench", examples=examples)
-
-
-def open_store(directory: str, name: str) -> Any:
-    from arbiter.store.repository import Store
-
-    return Store(f"sqlite:///{Path(directory) / name}.db")
 
 
 def verdict(ok: bool) -> str:
@@ -189,75 +256,95 @@ def verdict(ok: bool) -> str:
 # -- scenario 1: HTTP ------------------------------------------------------------------
 
 
-async def bare_httpx(url: str, n: int, concurrency: int) -> None:
-    """The client stack alone: ``n`` POSTs, ``concurrency`` at once, default httpx pool."""
-    import httpx
-
+async def bare_client(url: str, n: int, client: Any) -> None:
+    """The client library alone: ``n`` POSTs, ``HTTP_CONCURRENCY`` at once, one pool."""
     counter = iter(range(n))
 
-    async def worker(client: httpx.AsyncClient) -> None:
+    async def worker() -> None:
         for i in counter:
             (await client.post(url, json={"n": i, "text": f"event {i}"})).json()
 
-    async with httpx.AsyncClient(timeout=30) as client, asyncio.TaskGroup() as group:
-        for _ in range(concurrency):
-            group.create_task(worker(client))
+    async with client, asyncio.TaskGroup() as group:
+        for _ in range(HTTP_CONCURRENCY):
+            group.create_task(worker())
 
 
-def bench_http(n: int, directory: str) -> None:
+async def raw_streams_client(url: str, n: int) -> None:
+    """A minimal keep-alive HTTP/1.1 client on asyncio streams: the floor of the client side."""
     import httpx
-    import psutil
 
-    from arbiter.harness.runner import run_eval_async
-    from arbiter.systems.http import HttpSystem
+    parsed = httpx.URL(url)
+    head = (
+        f"POST {parsed.path} HTTP/1.1\r\nhost: {parsed.host}\r\n"
+        "content-type: application/json\r\ncontent-length: "
+    ).encode()
+    counter = iter(range(n))
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection(parsed.host, parsed.port)
+        for i in counter:
+            body = json.dumps({"n": i, "text": f"event {i}"}).encode()
+            writer.write(head + b"%d\r\n\r\n" % len(body) + body)
+            headers = (await reader.readuntil(b"\r\n\r\n")).lower()
+            length = int(headers.split(b"content-length:")[1].split(b"\r\n")[0])
+            json.loads(await reader.readexactly(length))
+        writer.close()
+        await writer.wait_closed()
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(HTTP_CONCURRENCY):
+            group.create_task(worker())
+
+
+def bench_http(n: int, directory: str, *, diagnose: bool) -> None:
+    import httpx
 
     dataset = build_dataset(n)
     ideal = n * LATENCY_S / HTTP_CONCURRENCY
-    with serve_in_subprocess() as (url, pid, http):
-        server = psutil.Process(pid)
+    with serve_in_subprocess() as server:
         print(f"\n[1] HTTP: {n:,} examples, 50 ms service, concurrency {HTTP_CONCURRENCY}")
-        print(f"    server: uvicorn --http {http} --loop asyncio, pid {pid}, {url}")
-        print(f"    ideal n x 0.05 / {HTTP_CONCURRENCY}         : {ideal:7.2f} s")
+        print(f"    server: uvicorn --http {server.http} --loop asyncio, pid {server.pid}")
+        print(f"    ideal n x 0.05 / {HTTP_CONCURRENCY}             : {ideal:6.2f} s")
 
-        def line(title: str, m: Measure, server_cpu: float) -> float:
-            ratio = m.wall_s / ideal
+        def run(title: str, go: Callable[[], Awaitable[Any]]) -> Measure:
+            server_cpu0 = server.cpu_seconds()
+            m = measure(go)
+            server_cpu = server.cpu_seconds() - server_cpu0
+            seen = server.stats()
             print(
-                f"    {title:<30}: {m.wall_s:7.2f} s  ratio {ratio:5.2f}  "
-                f"{n / m.wall_s:6.0f} req/s  cpu client {m.cpu_s:5.2f} s "
-                f"server {server_cpu:5.2f} s  rss {m.peak_rss_mb:4.0f} MB"
+                f"    {title:<32}: {m.wall_s:6.2f} s  ratio {m.wall_s / ideal:5.2f}  "
+                f"{n / m.wall_s:5.0f} req/s | cpu ms/req client {m.cpu_s / n * 1000:5.2f} "
+                f"server {server_cpu / n * 1000:4.2f} | {seen['connections']:5,} conns "
+                f"| rss {m.peak_rss_mb:3.0f} MB"
             )
-            return ratio
+            return m
 
-        def timed(run: Callable[[], Awaitable[Any]]) -> tuple[Measure, float]:
-            before = sum(server.cpu_times()[:2])
-            m = measure(run)
-            return m, sum(server.cpu_times()[:2]) - before
+        def harness(system: HttpSystem, store: TimedStore) -> Callable[[], Awaitable[Any]]:
+            return lambda: run_eval_async(
+                system, dataset, concurrency=HTTP_CONCURRENCY, store=store
+            )
 
-        async def harness(system: HttpSystem, store_name: str) -> Any:
-            store = open_store(directory, store_name)
-            try:
-                return await run_eval_async(
-                    system, dataset, concurrency=HTTP_CONCURRENCY, store=store
-                )
-            finally:
-                store.close()
+        store = TimedStore(f"sqlite:///{Path(directory) / 'http.db'}")
+        m = run("run_eval + HttpSystem + store", harness(HttpSystem(server.url), store))
+        report, store_summary = m.result, store.summary(n)
+        run("ref: bare httpx.AsyncClient", lambda: bare_client(server.url, n, httpx.AsyncClient()))
+        run("ref: raw asyncio streams", lambda: raw_streams_client(server.url, n))
+        if diagnose:
+            import httpx2
 
-        m, server_cpu = timed(lambda: harness(HttpSystem(url), "http"))
-        errors = m.report.errors_by_type
-        ratio = line("run_eval + HttpSystem + store", m, server_cpu)
-        m_ref, cpu_ref = timed(lambda: bare_httpx(url, n, HTTP_CONCURRENCY))
-        line("reference: bare httpx loop", m_ref, cpu_ref)
-
-        def keepalive_system() -> HttpSystem:
-            limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
-            return HttpSystem(url, transport=httpx.AsyncHTTPTransport(limits=limits))
-
-        m_ka, cpu_ka = timed(lambda: harness(keepalive_system(), "http_keepalive"))
-        line("reference: keepalive 100 pool", m_ka, cpu_ka)
-        print(f"    harness run: error rate {m.report.error_rate:.3f} {errors or ''}, "
-              f"accuracy {m.report.strict.accuracy.estimate:.3f}")  # fmt: skip
-        print(f"    ratio wall/ideal                : {ratio:7.2f}  target <= "
+            keepalive = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+            transport = httpx.AsyncHTTPTransport(limits=keepalive)
+            system = HttpSystem(server.url, transport=transport)
+            run("diag: HttpSystem keepalive 100", harness(system, store))
+            client2 = httpx2.AsyncClient()
+            run("diag: bare httpx2.AsyncClient", lambda: bare_client(server.url, n, client2))
+        ratio = m.wall_s / ideal
+        errors = report.errors_by_type or "none"
+        print(f"    harness run: errors {errors}, accuracy {report.strict.accuracy.estimate:.3f}")
+        print(f"    {store_summary}")
+        print(f"    ratio wall/ideal                    : {ratio:6.2f}  target <= "
               f"{HTTP_TARGET_RATIO}  {verdict(ratio <= HTTP_TARGET_RATIO)}")  # fmt: skip
+        store.close()
 
 
 # -- scenario 2: in-process Python -----------------------------------------------------
@@ -269,39 +356,31 @@ def instant_classifier(input: dict[str, Any]) -> dict[str, Any]:
 
 
 def bench_python(n: int, directory: str) -> None:
-    from arbiter.harness.runner import run_eval_async
-    from arbiter.systems.python import PythonSystem
-
     dataset = build_dataset(n)
     print(f"\n[2] Python: {n:,} examples, instant sync function, concurrency {PY_CONCURRENCY}")
-
-    async def harness(threaded: bool, store_name: str | None) -> Any:
-        store = open_store(directory, store_name) if store_name else None
-        try:
-            return await run_eval_async(
-                PythonSystem(instant_classifier, threaded=threaded),
-                dataset,
-                concurrency=PY_CONCURRENCY,
-                store=store,
-            )
-        finally:
-            if store is not None:
-                store.close()
-
     cases = [
-        ("threaded (default) + store", True, "py_threaded"),
-        ("threaded=False + store", False, "py_inline"),
-        ("threaded (default), no store", True, None),
-        ("threaded=False, no store", False, None),
+        ("threaded (default) + store", True, True),
+        ("threaded=False + store", False, True),
+        ("threaded (default), no store", True, False),
+        ("threaded=False, no store", False, False),
     ]
-    for i, (title, threaded, store_name) in enumerate(cases):
-        m = measure(lambda t=threaded, s=store_name: harness(t, s))  # type: ignore[misc]
+    for i, (title, threaded, with_store) in enumerate(cases):
+        store = TimedStore(f"sqlite:///{Path(directory) / f'py{i}.db'}") if with_store else None
+        system = PythonSystem(instant_classifier, threaded=threaded)
+        m = measure(
+            lambda s=system, st=store: run_eval_async(  # type: ignore[misc]
+                s, dataset, concurrency=PY_CONCURRENCY, store=st
+            )
+        )
         rate = n / m.wall_s
         mark = f"  target >= {PY_TARGET_RATE:,.0f}/s  {verdict(rate >= PY_TARGET_RATE)}"
         print(
-            f"    {title:<30}: {rate:8,.0f} ex/s  {m.wall_s:6.2f} s  cpu {m.cpu_s:5.2f} s  "
-            f"peak rss {m.peak_rss_mb:4.0f} MB" + (mark if i == 0 else "")
+            f"    {title:<30}: {rate:7,.0f} ex/s  {m.wall_s:5.2f} s  cpu {m.cpu_s:5.2f} s  "
+            f"peak rss {m.peak_rss_mb:3.0f} MB" + (mark if i == 0 else "")
         )
+        if store is not None:
+            print(f"      {store.summary(n)}")
+            store.close()
 
 
 # -- main ------------------------------------------------------------------------------
@@ -312,23 +391,28 @@ def print_machine() -> None:
     import sqlalchemy
     import uvicorn
 
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"date     : {dt.datetime.now().astimezone():%Y-%m-%d %H:%M:%S %z}")
-    print(f"machine  : {os.cpu_count()} CPUs, {platform.platform()}, {platform.machine()}")
+    print(f"machine  : {os.cpu_count()} CPUs, {platform.platform()}, load average {load}")
     print(f"python   : {platform.python_implementation()} {platform.python_version()}")
     print(f"libraries: httpx {httpx.__version__}, uvicorn {uvicorn.__version__}, "
           f"sqlalchemy {sqlalchemy.__version__}")  # fmt: skip
+    if find_spec("sniffio") is None:
+        print("note     : sniffio is not installed; httpcore 1.x retries `import sniffio` on "
+              "every lock it sets up (several failed imports per request)")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10x fewer examples (smoke run)")
+    parser.add_argument("--diagnose", action="store_true", help="add HTTP client variants")
     parser.add_argument("--only", choices=["http", "python"], help="run one scenario")
     args = parser.parse_args(argv)
     scale = 10 if args.quick else 1
     print_machine()
     with tempfile.TemporaryDirectory(prefix="arbiter-bench-") as directory:
         if args.only in (None, "http"):
-            bench_http(HTTP_N // scale, directory)
+            bench_http(HTTP_N // scale, directory, diagnose=args.diagnose)
         if args.only in (None, "python"):
             bench_python(PY_N // scale, directory)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -169,10 +169,10 @@ class Store:
         if not results:
             return
         now = _now()
+        rows = [{"run_id": run_id, "completed_at": now, **r.model_dump()} for r in results]
+        # A Core bulk insert: one statement per batch, without ORM unit-of-work overhead.
         with self._session() as session, session.begin():
-            session.add_all(
-                ResultRow(run_id=run_id, completed_at=now, **r.model_dump()) for r in results
-            )
+            session.execute(insert(ResultRow), rows)
 
     def set_status(
         self, run_id: str, status: RunStatus, *, add_elapsed: float = 0.0, finished: bool = False
