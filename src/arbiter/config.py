@@ -1,14 +1,17 @@
 """One settings object, read from ``ARBITER_*`` environment variables and ``.env``.
 
 A real environment variable always wins over ``.env``. Nothing is read at import
-time: build ``Settings()`` where it is needed and pass it in.
+time: build ``Settings()`` where it is needed and pass it in. Provider keys and URLs
+keep the names the vendors and the reference systems use (``OPENAI_API_KEY``,
+``OLLAMA_URL``, ...), without the ``ARBITER_`` prefix, so one value configures both.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings"]
@@ -18,7 +21,11 @@ class Settings(BaseSettings):
     """Configuration of Arbiter. Every field maps to an ``ARBITER_<NAME>`` variable."""
 
     model_config = SettingsConfigDict(
-        env_prefix="ARBITER_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix="ARBITER_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
     )
 
     db_url: str | None = Field(default=None)
@@ -32,6 +39,34 @@ class Settings(BaseSettings):
     """Default per-call timeout in seconds (``ARBITER_TIMEOUT``)."""
     retries: int = Field(default=2, ge=0)
     """Default retries of a retryable failure (``ARBITER_RETRIES``)."""
+
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
+    )
+    """Bearer key of the ``openai`` provider (``OPENAI_API_KEY``); never logged."""
+    openai_base_url: str = Field(
+        default="https://api.openai.com/v1", validation_alias=AliasChoices("OPENAI_BASE_URL")
+    )
+    """API root of the ``openai`` provider (``OPENAI_BASE_URL``): OpenAI, vLLM, OpenRouter."""
+    openai_dialect: Literal["openai", "llama_cpp", "ollama"] = "openai"
+    """How the ``openai`` provider's server takes a schema (``ARBITER_OPENAI_DIALECT``)."""
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY")
+    )
+    """Key of the ``anthropic`` provider (``ANTHROPIC_API_KEY``); never logged."""
+    gemini_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GEMINI_API_KEY")
+    )
+    """Key of the ``gemini`` provider (``GEMINI_API_KEY``); never logged."""
+    ollama_url: str = Field(
+        default="http://localhost:11434", validation_alias=AliasChoices("OLLAMA_URL")
+    )
+    """Root URL of an Ollama server, for the ``ollama`` provider (``OLLAMA_URL``)."""
+    llama_cpp_url: str = "http://127.0.0.1:8089/v1"
+    """OpenAI-style API root of a llama.cpp server (``ARBITER_LLAMA_CPP_URL``)."""
+    model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """USD per million input and output tokens by model, as JSON, so calls record
+    their cost (``ARBITER_MODEL_PRICES='{"gpt-4o": [2.5, 10]}'``)."""
 
     def database_url(self) -> str:
         """The store URL: ``db_url`` if set, else SQLite at ``home/arbiter.db``."""

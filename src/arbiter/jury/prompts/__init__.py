@@ -1,0 +1,1 @@
+"""Versioned prompt files: ``*.md`` for people, ``*.txt`` the exact text for the model."""

@@ -1,0 +1,58 @@
+"""Turn a provider's answer text into a validated Pydantic model."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from arbiter.errors import InvalidResponse
+
+__all__ = ["parse_structured"]
+
+T = TypeVar("T", bound=BaseModel)
+
+# Models asked for JSON without constrained decoding like to wrap it in a Markdown fence.
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
+_SNIPPET = 120
+
+
+def parse_structured(text: str, model: type[T]) -> T:
+    """Parse JSON text (bare or in a fenced block) and validate it as ``model``.
+
+    Args:
+        text: The answer text, e.g. ``CompletionResponse.text``.
+        model: The Pydantic model the answer must follow.
+
+    Returns:
+        The validated model instance.
+
+    Raises:
+        InvalidResponse: The text is not JSON ("not JSON: ..."), or the JSON breaks
+            the schema (the message names the first bad field).
+
+    Examples:
+        >>> from arbiter.contract import Usage
+        >>> parse_structured('```json\\n{"input_tokens": 3}\\n```', Usage).input_tokens
+        3
+    """
+    body = text.strip()
+    fenced = _FENCE.search(body)
+    if fenced and not body.startswith(("{", "[")):
+        body = fenced.group(1).strip()
+    try:
+        document = json.loads(body)
+    except ValueError as exc:
+        snippet = " ".join(text.split())[:_SNIPPET]
+        raise InvalidResponse(f"not JSON: {exc}: {snippet!r}") from None
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(root)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise InvalidResponse(
+            f"answer does not match {model.__name__}: field {field!r}: {first['msg']}{more}"
+        ) from None
