@@ -202,13 +202,13 @@ def _ece_interval(conf: np.ndarray, hits: np.ndarray, seed: int) -> tuple[float,
 
 
 def _solo_decisions(
-    outcomes: Sequence[Sequence[CriticOutcome]], index: int
+    cases: Sequence[Case], outcomes: Sequence[Sequence[CriticOutcome]], index: int
 ) -> list[Decision | None]:
-    decisions: list[Decision | None] = []
-    for row in outcomes:
-        outcome = row[index]
-        decisions.append(synthesize("", [outcome]).decision if outcome.status == "ok" else None)
-    return decisions
+    """Each case's verdict had the critic sat alone (None where it is dead)."""
+    return [
+        synthesize(case.output, [row[index]]).decision if row[index].status == "ok" else None
+        for case, row in zip(cases, outcomes, strict=True)
+    ]
 
 
 def evaluate_jury(
