@@ -88,3 +88,40 @@ def make_unstable() -> Any:
         return {"label": _label(ratio, CUTS), "confidence": _confidence(ratio, CUTS)}
 
     return predict_unstable
+
+
+# 6. A slow system (half a second per call), to try interrupting and resuming a run.
+def predict_slow(input: dict[str, Any]) -> dict[str, Any]:
+    import time
+
+    time.sleep(0.5)
+    return predict(input)
+
+
+# 7. A "version 2" of the bundled demo screener that raised its alert threshold: it
+#    reports "medium" risk as "low". Used in docs/gate.md to show a real regression.
+def screener_v2(input: dict[str, Any]) -> Prediction:
+    from arbiter.demo.classifier import classify
+
+    prediction = classify(input)
+    if prediction.label == "medium":
+        return prediction.model_copy(update={"label": "low"})
+    return prediction
+
+
+# 8. A system that has "seen the test set": it looks the answer up in tiny.jsonl.
+#    A perfect score like this one is what the gate's over-fit warning is for.
+def make_memorised() -> Any:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).with_name("tiny.jsonl")
+    answers: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        example = json.loads(line)
+        answers[example["input"]["source_id"]] = example["expected_label"]
+
+    def memorised(input: dict[str, Any]) -> str:
+        return answers[input["source_id"]]
+
+    return memorised
