@@ -14,13 +14,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "DIMENSIONS",
+    "SCHEMA_VERSION",
     "Callout",
     "Case",
     "ClassificationMetrics",
     "CohortMetrics",
     "CriticOutcome",
     "Critique",
-    "DIMENSIONS",
     "Dataset",
     "Decision",
     "Defect",
@@ -32,7 +33,6 @@ __all__ = [
     "LatencySummary",
     "Prediction",
     "Report",
-    "SCHEMA_VERSION",
     "Score",
     "Usage",
     "Verdict",
@@ -236,6 +236,8 @@ class Report(BaseModel):
     """Per-cohort figures; examples with no cohort are left out."""
     errors_by_type: dict[str, int]
     """Count of failed calls per error type."""
+    error_examples: dict[str, str] = Field(default_factory=dict)
+    """The first message seen of each error type, to show what went wrong."""
     error_rate: float
     """Failed (example, repetition) pairs over all pairs."""
     latency: LatencySummary | None
@@ -309,9 +311,7 @@ class Case(BaseModel):
         if self.expected is not None:
             implied = self.expected != "ACCEPT"
             if self.defective is not None and self.defective != implied:
-                raise ValueError(
-                    f"defective={self.defective} contradicts expected={self.expected}"
-                )
+                raise ValueError(f"defective={self.defective} contradicts expected={self.expected}")
             self.defective = implied
         return self
 

@@ -18,7 +18,8 @@
     │   ├── ProviderUnavailable     5xx, connection refused                 (retryable)
     │   ├── ProviderTimeout         no answer in time                       (retryable)
     │   └── InvalidResponse         not JSON / not the requested schema
-    ├── StoreError                  the run store cannot answer (unknown run id, ...)
+    ├── StoreError                  the run store cannot answer (unknown run id, ...)  (exit 3)
+    │   └── StoreUnavailable        the store cannot be reached                        (exit 1)
     └── GateFailed                  a release gate was missed (exit 1)
 
 Third-party exceptions are converted into these at the seam where they occur, so
@@ -40,6 +41,7 @@ __all__ = [
     "ProviderUnavailable",
     "RateLimited",
     "StoreError",
+    "StoreUnavailable",
     "SystemCrashed",
     "SystemHTTPError",
     "SystemTimeout",
@@ -68,6 +70,12 @@ class StoreError(ArbiterError):
     """The run store cannot do what was asked (for example an unknown run id)."""
 
     exit_code = 3
+
+
+class StoreUnavailable(StoreError):
+    """The store's database cannot be reached or opened (exit code 1)."""
+
+    exit_code = 1
 
 
 class GateFailed(ArbiterError):

@@ -140,7 +140,7 @@ def test_unreachable_http_system_exits_1(cli: Any, data_file: Path) -> None:
         "--quiet",
     )
     assert result.code == 1
-    assert "every call failed (SystemUnreachable)" in result.err
+    assert "every call failed; the first: SystemUnreachable" in result.err
     assert "Traceback" not in result.err
 
 

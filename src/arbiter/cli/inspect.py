@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from arbiter.cli.app import app
 from arbiter.cli.common import err_console, open_store, out_console
@@ -72,8 +73,9 @@ def report(
     elif format is ReportFormat.json:
         text = stored.report.model_dump_json(indent=2) + "\n"
     else:
-        with out_console.capture() as capture:
-            out_console.print(report_renderable(stored.report))
+        plain = Console(width=120, no_color=True, force_terminal=False, highlight=False)
+        with plain.capture() as capture:
+            plain.print(report_renderable(stored.report))
         text = capture.get()
     if output is None:
         typer.echo(text, nl=False)

@@ -132,12 +132,23 @@ def _finish(report: Report, store: Store, *, as_json: bool) -> None:
     else:
         out_console.print(report_renderable(report))
         err_console.print(f"\nstored as run [bold]{report.run_id}[/] in {store.describe()}")
-    if report.error_rate == 1.0:
-        first = next(iter(report.errors_by_type), "error")
-        raise SystemUnderTestError(
-            f"every call failed ({first}); is the system under test up? "
-            f"see: arbiter report {report.run_id} --format json"
+    if report.mapped is not None and len(report.mapped.labels) == 1:
+        err_console.print(
+            f"[yellow]warning:[/] the label map sends every label to {report.mapped.labels[0]!r}: "
+            "does it name the labels this dataset uses?"
         )
+    if report.error_rate == 1.0:
+        kind, message = next(iter(report.error_examples.items()), ("error", ""))
+        raise SystemUnderTestError(
+            f"every call failed; the first: {kind}: {message} "
+            f"(all of them: arbiter report {report.run_id} --format junit)"
+        )
+
+
+def _announce(run_id: str) -> None:
+    err_console.print(
+        f"run [bold]{run_id}[/] started (if interrupted: arbiter run --resume {run_id})"
+    )
 
 
 @app.command()
@@ -158,15 +169,18 @@ def run(
     k: Annotated[int, typer.Option("--k", min=1, help="Repetitions per example (pass^k).")] = 1,
     concurrency: Annotated[
         int | None,
-        typer.Option(min=1, help="Calls in flight at once [default: ARBITER_CONCURRENCY or 16]."),
+        typer.Option(min=1, help="Calls in flight at once (default: ARBITER_CONCURRENCY or 16)."),
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option(min=0.001, help="Seconds per call [default: ARBITER_TIMEOUT or 30]."),
+        typer.Option(min=0.001, help="Seconds per call (default: ARBITER_TIMEOUT or 30)."),
     ] = None,
     retries: Annotated[
         int | None,
-        typer.Option(min=0, help="Retries of connect errors, timeouts, 429 and 5xx [default: 2]."),
+        typer.Option(
+            min=0,
+            help="Retries of connect errors, timeouts, 429, 5xx (default: ARBITER_RETRIES or 2).",
+        ),
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N examples.")] = None,
     label_map: Annotated[
@@ -264,6 +278,7 @@ def run(
                     seed=seed,
                     store=store,
                     progress=progress,
+                    on_start=_announce,
                 )
             )
         _finish(report, store, as_json=as_json)
@@ -290,7 +305,12 @@ def runs(
         return
     table = Table(title=f"runs in {store.describe()}", title_justify="left")
     for column in ("run", "status", "created (UTC)", "dataset", "system", "k", "done", "seconds"):
-        table.add_column(column, justify="right" if column in ("k", "done", "seconds") else "left")
+        table.add_column(
+            column,
+            justify="right" if column in ("k", "done", "seconds") else "left",
+            no_wrap=column == "run",
+            min_width=22 if column == "run" else None,
+        )
     for i in infos:
         system = i.system.get("target") or i.system.get("url") or "?"
         table.add_row(

@@ -136,6 +136,7 @@ def build_report(
         pass_at_1=_bootstrap(mean_correct, seed),
         cohorts=cohorts,
         errors_by_type=dict(sorted(errors.items())),
+        error_examples=_first_messages(ordered),
         error_rate=sum(errors.values()) / len(ordered),
         latency=latency,
         examples_per_second=throughput,
@@ -156,3 +157,11 @@ def _bootstrap(values: np.ndarray[Any, Any], seed: int) -> Interval:
         method="bootstrap",
         n=len(values),
     )
+
+
+def _first_messages(results: Sequence[PairResult]) -> dict[str, str]:
+    first: dict[str, str] = {}
+    for r in results:
+        if r.error_type and r.error_type not in first:
+            first[r.error_type] = r.error_message or ""
+    return dict(sorted(first.items()))

@@ -221,6 +221,7 @@ async def run_eval_async(
     seed: int = 0,
     store: Store | None = None,
     progress: ProgressCallback | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> Report:
     """Run ``dataset`` through ``system`` ``k`` times and report how well it did.
 
@@ -240,6 +241,8 @@ async def run_eval_async(
         seed: Seed of the bootstrap intervals and retry jitter.
         store: Where to persist the run; None keeps results in memory only.
         progress: Called with ``(done, total)`` after each completed pair.
+        on_start: Called with the run id once the run is stored (to tell the user how
+            to resume it).
 
     Returns:
         The report, with ``run_id`` set when a store was given.
@@ -278,6 +281,8 @@ async def run_eval_async(
             config=config.model_dump(mode="json"),
             n_pairs=len(examples) * config.k,
         )
+        if on_start is not None:
+            on_start(run_id)
     pairs = [(e, rep) for e in examples for rep in range(config.k)]
     return await _run_pairs(
         system,

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from arbiter.contract import Dataset, Example
-from arbiter.errors import StoreError
+from arbiter.errors import StoreError, StoreUnavailable
 from arbiter.store.models import Base, DatasetRow, ResultRow, RunRow
 
 __all__ = ["PairResult", "RunInfo", "RunStatus", "Store"]
@@ -101,16 +101,15 @@ class Store:
         try:
             self.engine: Engine = create_engine(url)
         except (SQLAlchemyError, ImportError) as exc:
-            raise StoreError(f"cannot open the store {parsed!r}: {exc}") from None
+            raise StoreError(f"cannot open the store {self.describe()}: {exc}") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         try:
             Base.metadata.create_all(self.engine)
         except SQLAlchemyError as exc:
-            raise StoreError(
-                f"cannot open the store {parsed!r}: {getattr(exc, 'orig', None) or exc}"
-            ) from None
+            cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            raise StoreUnavailable(f"cannot open the store {self.describe()}: {cause}") from None
 
     def close(self) -> None:
         """Release the connection pool."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -32,6 +34,9 @@ def resolve_target(target: str) -> PredictFn:
     module_name, sep, attribute = target.partition(":")
     if not sep or not module_name or not attribute:
         raise InputError(f"python target {target!r} must look like 'package.module:function'")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        # Like `python -m` and uvicorn: modules in the working directory are importable.
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -45,7 +50,12 @@ def resolve_target(target: str) -> PredictFn:
     if not callable(obj):
         raise InputError(f"python target {target!r} is not callable")
     if _is_factory(obj):
-        made = obj()
+        try:
+            made = obj()
+        except Exception as exc:
+            raise InputError(
+                f"python target {target!r}: calling the factory raised {type(exc).__name__}: {exc}"
+            ) from exc
         if not callable(made):
             raise InputError(f"python target {target!r} is a factory but returned {made!r}")
         obj = made
