@@ -6,16 +6,18 @@ Each harness run writes to a SQLite store in a temporary directory, as real runs
 1. HTTP: a local service answering every POST after exactly 50 ms, served by uvicorn in
    a separate process (its own event loop and GIL), driven through ``HttpSystem`` with
    5,000 examples at concurrency 100. Ideal wall time n x 0.05 / 100; target wall/ideal
-   <= 1.3. For reference: a bare ``httpx.AsyncClient`` loop (the client library alone)
-   and a raw asyncio-streams client (what the server and the loop allow), with the CPU
-   time of each process and the TCP connections the server saw.
+   <= 1.3. For reference: a bare ``aiohttp.ClientSession`` loop (the client library
+   ``HttpSystem`` uses, alone, with the same connector) and a raw asyncio-streams client
+   (what the server and the loop allow), with the CPU time of each process and the TCP
+   connections the server saw.
 2. Python: a trivial sync function through ``PythonSystem``, 10,000 examples at
    run_eval's default concurrency; target >= 2,000 examples/s. Printed threaded (the
    default) and ``threaded=False``, each with and without a store, with peak RSS.
 
-``--quick`` runs 10x fewer examples; ``--diagnose`` adds candidate fixes for the HTTP
-client (an httpx pool keeping 100 connections alive, and httpx2). A benchmark, never a
-test: it prints, it does not assert.
+``--quick`` runs 10x fewer examples; ``--diagnose`` adds the harness without a store and
+the clients ``HttpSystem`` used before (bare httpx with 100 keep-alive connections, and
+httpx2), to show why it moved to aiohttp. A benchmark, never a test: it prints, it does
+not assert.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
 
 from arbiter.contract import Dataset, Example
 from arbiter.harness.runner import run_eval_async
@@ -256,8 +261,26 @@ def verdict(ok: bool) -> str:
 # -- scenario 1: HTTP ------------------------------------------------------------------
 
 
-async def bare_client(url: str, n: int, client: Any) -> None:
-    """The client library alone: ``n`` POSTs, ``HTTP_CONCURRENCY`` at once, one pool."""
+async def bare_aiohttp(url: str, n: int) -> None:
+    """aiohttp alone: ``n`` POSTs, ``HTTP_CONCURRENCY`` at once, one session configured
+    as ``HttpSystem`` configures its own."""
+    counter = iter(range(n))
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=10)
+    )
+
+    async def worker() -> None:
+        for i in counter:
+            async with session.post(url, json={"n": i, "text": f"event {i}"}) as response:
+                json.loads(await response.read())
+
+    async with session, asyncio.TaskGroup() as group:
+        for _ in range(HTTP_CONCURRENCY):
+            group.create_task(worker())
+
+
+async def bare_httpx_like(url: str, n: int, client: Any) -> None:
+    """An httpx-style client alone: ``n`` POSTs, ``HTTP_CONCURRENCY`` at once, one pool."""
     counter = iter(range(n))
 
     async def worker() -> None:
@@ -271,17 +294,15 @@ async def bare_client(url: str, n: int, client: Any) -> None:
 
 async def raw_streams_client(url: str, n: int) -> None:
     """A minimal keep-alive HTTP/1.1 client on asyncio streams: the floor of the client side."""
-    import httpx
-
-    parsed = httpx.URL(url)
+    parsed = urlsplit(url)
     head = (
-        f"POST {parsed.path} HTTP/1.1\r\nhost: {parsed.host}\r\n"
+        f"POST {parsed.path} HTTP/1.1\r\nhost: {parsed.hostname}\r\n"
         "content-type: application/json\r\ncontent-length: "
     ).encode()
     counter = iter(range(n))
 
     async def worker() -> None:
-        reader, writer = await asyncio.open_connection(parsed.host, parsed.port)
+        reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port)
         for i in counter:
             body = json.dumps({"n": i, "text": f"event {i}"}).encode()
             writer.write(head + b"%d\r\n\r\n" % len(body) + body)
@@ -297,8 +318,6 @@ async def raw_streams_client(url: str, n: int) -> None:
 
 
 def bench_http(n: int, directory: str, *, diagnose: bool) -> None:
-    import httpx
-
     dataset = build_dataset(n)
     ideal = n * LATENCY_S / HTTP_CONCURRENCY
     with serve_in_subprocess() as server:
@@ -319,7 +338,7 @@ def bench_http(n: int, directory: str, *, diagnose: bool) -> None:
             )
             return m
 
-        def harness(system: HttpSystem, store: TimedStore) -> Callable[[], Awaitable[Any]]:
+        def harness(system: HttpSystem, store: TimedStore | None) -> Callable[[], Awaitable[Any]]:
             return lambda: run_eval_async(
                 system, dataset, concurrency=HTTP_CONCURRENCY, store=store
             )
@@ -327,17 +346,18 @@ def bench_http(n: int, directory: str, *, diagnose: bool) -> None:
         store = TimedStore(f"sqlite:///{Path(directory) / 'http.db'}")
         m = run("run_eval + HttpSystem + store", harness(HttpSystem(server.url), store))
         report, store_summary = m.result, store.summary(n)
-        run("ref: bare httpx.AsyncClient", lambda: bare_client(server.url, n, httpx.AsyncClient()))
+        run("ref: bare aiohttp.ClientSession", lambda: bare_aiohttp(server.url, n))
         run("ref: raw asyncio streams", lambda: raw_streams_client(server.url, n))
         if diagnose:
+            import httpx
             import httpx2
 
+            run("diag: run_eval + HttpSystem only", harness(HttpSystem(server.url), None))
             keepalive = httpx.Limits(max_connections=100, max_keepalive_connections=100)
-            transport = httpx.AsyncHTTPTransport(limits=keepalive)
-            system = HttpSystem(server.url, transport=transport)
-            run("diag: HttpSystem keepalive 100", harness(system, store))
+            client = httpx.AsyncClient(limits=keepalive)
+            run("diag: bare httpx, keepalive 100", lambda: bare_httpx_like(server.url, n, client))
             client2 = httpx2.AsyncClient()
-            run("diag: bare httpx2.AsyncClient", lambda: bare_client(server.url, n, client2))
+            run("diag: bare httpx2.AsyncClient", lambda: bare_httpx_like(server.url, n, client2))
         ratio = m.wall_s / ideal
         errors = report.errors_by_type or "none"
         print(f"    harness run: errors {errors}, accuracy {report.strict.accuracy.estimate:.3f}")
@@ -387,7 +407,6 @@ def bench_python(n: int, directory: str) -> None:
 
 
 def print_machine() -> None:
-    import httpx
     import sqlalchemy
     import uvicorn
 
@@ -395,11 +414,8 @@ def print_machine() -> None:
     print(f"date     : {dt.datetime.now().astimezone():%Y-%m-%d %H:%M:%S %z}")
     print(f"machine  : {os.cpu_count()} CPUs, {platform.platform()}, load average {load}")
     print(f"python   : {platform.python_implementation()} {platform.python_version()}")
-    print(f"libraries: httpx {httpx.__version__}, uvicorn {uvicorn.__version__}, "
+    print(f"libraries: aiohttp {aiohttp.__version__}, uvicorn {uvicorn.__version__}, "
           f"sqlalchemy {sqlalchemy.__version__}")  # fmt: skip
-    if find_spec("sniffio") is None:
-        print("note     : sniffio is not installed; httpcore 1.x retries `import sniffio` on "
-              "every lock it sets up (several failed imports per request)")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
