@@ -86,7 +86,9 @@ async def _call_with_retries(
         started = time.perf_counter()
         error: SystemUnderTestError
         try:
-            prediction = await asyncio.wait_for(system(dict(example.input)), config.timeout)
+            # asyncio.timeout, unlike wait_for, does not wrap the call in a new task.
+            async with asyncio.timeout(config.timeout):
+                prediction = await system(dict(example.input))
             return prediction, None, (time.perf_counter() - started) * 1000, attempt
         except TimeoutError:
             error = SystemTimeout(f"no answer within {config.timeout:g}s")

@@ -9,18 +9,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, Table, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from arbiter.contract import Dataset, Example
 from arbiter.errors import StoreError, StoreUnavailable
+from arbiter.store import jury_models as _jury_models  # noqa: F401  (the jury's tables)
 from arbiter.store.models import Base, DatasetRow, ResultRow, RunRow
 
 __all__ = ["PairResult", "RunInfo", "RunStatus", "Store"]
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+_RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
 
 
 class PairResult(BaseModel):
@@ -169,9 +172,9 @@ class Store:
             return
         now = _now()
         rows = [{"run_id": run_id, "completed_at": now, **r.model_dump()} for r in results]
-        # A Core bulk insert: one statement per batch, without ORM unit-of-work overhead.
-        with self._session() as session, session.begin():
-            session.execute(insert(ResultRow), rows)
+        # A Core executemany on the table, bypassing the ORM: results are the hot path.
+        with self.engine.begin() as connection:
+            connection.execute(insert(_RESULTS), rows)
 
     def set_status(
         self, run_id: str, status: RunStatus, *, add_elapsed: float = 0.0, finished: bool = False
