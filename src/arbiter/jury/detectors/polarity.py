@@ -1,0 +1,273 @@
+"""Polarity flips against the context: required ↔ optional, allowed ↔ prohibited, can ↔
+cannot, always ↔ never, includes ↔ excludes, and a bare "not" inserted or removed.
+
+A *polar mention* is a rule word with its axis and sign ("not required" is obligation −,
+the same as "optional"; "not allowed" is permission −, the same as "prohibited"). Each
+output mention is aligned with the context mentions of its axis by the words around
+them; it is a flip when the best-aligned context mention has the other sign and beats
+every same-sign one by a margin.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import lru_cache
+
+from arbiter.contract import Callout
+from arbiter.jury.detectors.analysis import Analysis, analyse
+from arbiter.jury.detectors.settings import DetectorSettings
+from arbiter.jury.detectors.text import Token, Window, overlap, stem, window
+
+__all__ = ["polarity_flips"]
+
+SEGMENT_WEIGHT = 0.5
+"""Weight of the whole-segment word overlap, added to the window score to break ties."""
+_NOT = r"(?:\bnot|n['’]t)"
+_CUES: tuple[tuple[str, int, str], ...] = (
+    ("obl", -1, _NOT + r"\s+(?:be\s+)?(?:required|mandatory|compulsory|necessary|needed)\b"),
+    ("obl", -1, r"\b(?:do|does|did)(?:\s+not|n['’]t)\s+(?:need|require|have\s+to)\b"),
+    ("obl", -1, r"\b(?:need\s+not|needn['’]t|no\s+need|not\s+have\s+to|optional(?:ly)?)\b"),
+    ("perm", -1, _NOT + r"\s+(?:be\s+)?(?:allowed|permitted|able\s+to)\b"),
+    (
+        "perm",
+        -1,
+        r"\b(?:prohibit(?:ed|s)?|forbid(?:den|s)?|banned|disallowed|cannot|can['’]t|can\s+not"
+        r"|may\s+not|must\s+not|mustn['’]t|must\s+never|unable\s+to|(?:can|may)\s+only)\b",
+    ),
+    ("incl", -1, _NOT + r"\s+(?:be\s+)?(?:include[sd]?|including|cover(?:s|ed)?)\b"),
+    ("incl", -1, r"\bexclud(?:e|es|ed|ing)\b"),
+    (
+        "obl",
+        1,
+        r"\b(?:required|requires?|mandatory|compulsory|obligatory|must|needs?\s+to"
+        r"|ha(?:ve|s)\s+to)\b",
+    ),
+    ("perm", 1, r"\b(?:allowed|permitted|may|can|able\s+to)\b"),
+    ("freq", 1, r"\balways\b"),
+    ("freq", -1, r"\bnever\b"),
+    ("incl", 1, r"\b(?:includ(?:e|es|ed|ing)|cover(?:s|ed)?|comes?\s+with)\b"),
+)
+_CUE = re.compile(
+    "|".join(f"(?P<c{i}>{pattern})" for i, (_, _, pattern) in enumerate(_CUES)), re.IGNORECASE
+)
+_CUE_STARTER_TEXT = (
+    "not do does did don't doesn't didn't need needs needn't no optional optionally prohibit "
+    "prohibited prohibits forbid forbidden forbids banned disallowed cannot can can't may must "
+    "mustn't unable exclude excludes excluded excluding required requires require mandatory "
+    "compulsory obligatory have has allowed permitted able always never include includes "
+    "included including cover covers covered come comes"
+)
+_CUE_STARTERS = frozenset(_CUE_STARTER_TEXT.split())
+"""Words a ``_CUE`` match can begin with."""
+_DOUBLE_NEGATIVE = re.compile(r"(?:\bnot|n['’]t|\bnever)\s+(?:be\s+)?$", re.IGNORECASE)
+_NEGATORS = frozenset({"not", "never", "cannot"})
+_DIGIT_NEXT = re.compile(r"\s*\d")
+_NEGATION_REACH = 3
+# Stems of rule words: a "not" before them is an axis cue, not a bare negation.
+_RULE_WORDS = (
+    "required require optional allowed permitted prohibited forbidden include included "
+    "excluded cover covered need needed must can may always never able"
+)
+_RULE_STEMS = frozenset(stem(w) for w in _RULE_WORDS.split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Mention:
+    axis: str
+    sign: int
+    start: int
+    end: int
+    window: Window
+    segment: frozenset[str]
+
+
+def _is_month(text: str, start: int, end: int) -> bool:
+    """A capitalised "May" is the month unless it opens a sentence before a non-number."""
+    opens = start == 0 or text[:start].rstrip().endswith((".", "!", "?", "\n", ":"))
+    return not opens or _DIGIT_NEXT.match(text, end) is not None
+
+
+def _is_negator(text: str, token: Token) -> bool:
+    if token.stem not in _NEGATORS and not token.stem.endswith("n't"):
+        return False  # cheap test first; the stem of "note" is "not" too
+    word = text[token.start : token.end].lower().replace("’", "'")
+    return word in _NEGATORS or word.endswith("n't")
+
+
+def _segment_words(analysis: Analysis, segment: int) -> frozenset[str]:
+    words = analysis.segment_words
+    return words[segment] if segment < len(words) else frozenset()
+
+
+def _token_range(analysis: Analysis, start: int, end: int) -> tuple[int, int]:
+    first = bisect_left(analysis.starts, start)
+    last = max(first, bisect_left(analysis.starts, end) - 1)
+    return first, last
+
+
+def _cue_matches(text: str, analysis: Analysis) -> list[re.Match[str]]:
+    """Matches of ``_CUE``, tried only where a word can start one (much faster)."""
+    found: list[re.Match[str]] = []
+    taken = 0
+    for token in analysis.tokens:
+        if not token.stem or token.start < taken:
+            continue
+        low = text[token.start : token.end].lower().replace("’", "'")
+        tries = [token.start] if low in _CUE_STARTERS else []
+        if low.endswith("n't"):
+            tries.append(token.end - 3)
+        for position in tries:
+            match = _CUE.match(text, position)
+            if match:
+                found.append(match)
+                taken = match.end()
+                break
+    return found
+
+
+@lru_cache(maxsize=256)
+def _axis_mentions(text: str) -> tuple[_Mention, ...]:
+    analysis = analyse(text)
+    mentions: list[_Mention] = []
+    for match in _cue_matches(text, analysis):
+        name = match.lastgroup or "c0"
+        axis, sign, _ = _CUES[int(name[1:])]
+        word = match.group()
+        if word == "May" and _is_month(text, match.start(), match.end()):
+            continue
+        if sign and _DOUBLE_NEGATIVE.search(text, max(0, match.start() - 16), match.start()):
+            if axis == "freq":
+                continue
+            sign = -sign
+        first, last = _token_range(analysis, match.start(), match.end())
+        if first >= len(analysis.tokens):
+            continue
+        cue_stems = {stem(w) for w in word.split()}
+        mentions.append(
+            _Mention(
+                axis,
+                sign,
+                match.start(),
+                match.end(),
+                window(analysis.tokens, first, last, ignore=cue_stems),
+                _segment_words(analysis, analysis.tokens[first].segment) - cue_stems,
+            )
+        )
+    return tuple(mentions)
+
+
+@lru_cache(maxsize=256)
+def _negated_stems(text: str) -> frozenset[str]:
+    """Stems of the first content word after each bare negator ("not eligible")."""
+    tokens = analyse(text).tokens
+    cues = [(m.start, m.end) for m in _axis_mentions(text)]
+    found: set[str] = set()
+    for i, token in enumerate(tokens):
+        if not token.stem or not _is_negator(text, token):
+            continue
+        if any(s <= token.start < e for s, e in cues):
+            continue  # "cannot", "not required": a rule word's own negation
+        for follower in tokens[i + 1 : i + 1 + _NEGATION_REACH]:
+            if follower.segment != token.segment or not follower.stem:
+                break
+            if follower.stem in _RULE_STEMS:
+                break
+            if follower.content:
+                found.add(follower.stem)
+                break
+    return frozenset(found)
+
+
+@lru_cache(maxsize=256)
+def _negation_mentions(text: str, stems: frozenset[str]) -> tuple[_Mention, ...]:
+    """Every occurrence of ``stems``, negative when a negator is near it in its clause."""
+    analysis = analyse(text)
+    tokens = analysis.tokens
+    mentions: list[_Mention] = []
+    for i, token in enumerate(tokens):
+        if token.stem not in stems or not token.content:
+            continue
+        near = tokens[max(0, i - _NEGATION_REACH) : i + _NEGATION_REACH + 1]
+        negated = any(t.clause == token.clause and t.stem and _is_negator(text, t) for t in near)
+        mentions.append(
+            _Mention(
+                "not:" + token.stem,
+                -1 if negated else 1,
+                token.start,
+                token.end,
+                window(tokens, i, i, ignore={token.stem}),
+                _segment_words(analysis, token.segment) - {token.stem},
+            )
+        )
+    return tuple(mentions)
+
+
+def _score(a: _Mention, b: _Mention) -> float:
+    shared = len(a.segment & b.segment) / max(1, min(len(a.segment), len(b.segment)))
+    return overlap(a.window, b.window) + SEGMENT_WEIGHT * shared
+
+
+def polarity_flips(
+    task: str, context: str, output: str, settings: DetectorSettings
+) -> list[Callout]:
+    """Rules whose polarity the output flips against the context.
+
+    Args:
+        task: Unused.
+        context: The source.
+        output: The output under judgement.
+        settings: ``polarity_match``, ``polarity_margin`` and ``negation_flips`` apply.
+
+    Returns:
+        ``consistency``/``contradicted`` callouts quoting the output's clause, with the
+        context's clause as rival.
+
+    Examples:
+        >>> from arbiter.jury.detectors.settings import DetectorSettings
+        >>> [c.quote for c in polarity_flips("", "A signature is required on delivery.",
+        ...     "A signature is optional on delivery.", DetectorSettings())]
+        ['A signature is optional on delivery']
+    """
+    del task
+    out_mentions = list(_axis_mentions(output))
+    ctx_mentions = list(_axis_mentions(context))
+    if settings.negation_flips:
+        stems = _negated_stems(output) | _negated_stems(context)
+        if stems:
+            out_mentions += _negation_mentions(output, stems)
+            ctx_mentions += _negation_mentions(context, stems)
+    out, ctx = analyse(output), analyse(context)
+    callouts: list[Callout] = []
+    for mention in out_mentions:
+        same, opposite, rival = 0.0, 0.0, None
+        for other in ctx_mentions:
+            if other.axis != mention.axis:
+                continue
+            score = _score(mention, other)
+            if other.sign == mention.sign:
+                same = max(same, score)
+            elif score > opposite:
+                opposite, rival = score, other
+        if rival is None or opposite < settings.polarity_match:
+            continue
+        if opposite <= settings.polarity_margin * same:
+            continue
+        said, source = output[mention.start : mention.end], context[rival.start : rival.end]
+        if not mention.axis.startswith("not:"):
+            claim = f"The output says '{said}' where the context says '{source}'."
+        elif mention.sign < 0:
+            claim = f"The output negates '{said}', which the context affirms."
+        else:
+            claim = f"The output affirms '{said}', which the context negates."
+        callouts.append(
+            Callout(
+                dimension="consistency",
+                kind="contradicted",
+                claim=claim,
+                quote=out.clause(mention.start, mention.end),
+                rival=ctx.clause(rival.start, rival.end),
+            )
+        )
+    return callouts
