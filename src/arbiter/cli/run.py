@@ -363,3 +363,7 @@ def demo(
         f"  arbiter run --dataset {dataset_path()} --target {DEMO_TARGET} --binary --k 3\n"
         "  arbiter runs"
     )
+    if not as_json:  # stdout holds only the report's JSON under --json
+        from arbiter.cli.jury import demo_jury
+
+        demo_jury()

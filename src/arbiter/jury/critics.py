@@ -136,16 +136,34 @@ async def run_critic(spec: CriticSpec, provider: Provider, case: Case) -> Critic
         raw = response.text
         critique = parse_structured(response.text, Critique)
     except TimeoutError:
-        return CriticOutcome(**base, status="dead", error=f"no answer within {spec.timeout:g}s",
-                             latency_ms=_ms(started))
+        return CriticOutcome(
+            **base,
+            status="dead",
+            error=f"no answer within {spec.timeout:g}s",
+            latency_ms=_ms(started),
+        )
     except ArbiterError as exc:
-        return CriticOutcome(**base, status="dead", error=f"{type(exc).__name__}: {exc}",
-                             latency_ms=_ms(started), raw=raw)
+        return CriticOutcome(
+            **base,
+            status="dead",
+            error=f"{type(exc).__name__}: {exc}",
+            latency_ms=_ms(started),
+            raw=raw,
+        )
     except Exception as exc:  # a broken provider must not break the jury
-        return CriticOutcome(**base, status="dead", error=f"{type(exc).__name__}: {exc}"[:300],
-                             latency_ms=_ms(started), raw=raw)
+        return CriticOutcome(
+            **base,
+            status="dead",
+            error=f"{type(exc).__name__}: {exc}"[:300],
+            latency_ms=_ms(started),
+            raw=raw,
+        )
     return CriticOutcome(
-        **base, status="ok", critique=critique, latency_ms=_ms(started), usage=response.usage,
+        **base,
+        status="ok",
+        critique=critique,
+        latency_ms=_ms(started),
+        usage=response.usage,
         raw=raw,
     )
 

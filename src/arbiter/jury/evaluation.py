@@ -52,8 +52,8 @@ class DetectionFigures(BaseModel):
     """TP / (TP + FP), Wilson interval."""
     recall: Interval
     """TP / (TP + FN), Wilson interval."""
-    balanced_accuracy: float
-    """Mean of recall and specificity (SummEdits' metric)."""
+    balanced_accuracy: float | None
+    """Mean of recall and specificity (SummEdits' metric); None without both classes."""
     recall_string: Interval | None = None
     """Recall over cases with at least one string-detectable defect."""
     recall_semantic_only: Interval | None = None
@@ -167,7 +167,7 @@ def detection_figures(
         tn=tn,
         precision=_interval(tp, tp + fp),
         recall=_interval(tp, tp + fn),
-        balanced_accuracy=(recall + specificity) / 2,
+        balanced_accuracy=(recall + specificity) / 2 if tp + fn and tn + fp else None,
         recall_string=_interval(sum(_flagged(v) for _, v in string_cases), len(string_cases))
         if string_cases
         else None,

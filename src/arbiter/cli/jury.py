@@ -1,0 +1,333 @@
+"""``arbiter judge`` and ``arbiter jury eval | baseline | replay``.
+
+Every judgment is stored (a row per critique, one per verdict) the moment it is made;
+``judge`` and ``jury eval`` also write one audit artifact per judgment under
+``ARBITER_HOME/audit/<run_id>/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from arbiter.cli import jury_render as render
+from arbiter.cli.app import app
+from arbiter.cli.common import err_console, open_store, out_console
+from arbiter.cli.jury_support import (
+    build_roster,
+    group_key,
+    judge_and_store,
+    load_case_files,
+    select_cases,
+    verdict_exit_code,
+)
+from arbiter.config import Settings
+from arbiter.errors import GateFailed, InputError
+from arbiter.jury.audit import VerdictChange, replay_judgment
+from arbiter.jury.cases import bundled_cases_path, load_cases
+from arbiter.jury.critics import DEFAULT_ROSTER
+from arbiter.jury.evaluation import evaluate_jury, group_detection
+from arbiter.providers.registry import PROVIDER_NAMES
+from arbiter.store.jury_repository import (
+    get_jury_run,
+    latest_jury_run,
+    load_judged_cases,
+    load_judgments,
+)
+
+__all__ = ["baseline", "demo_jury", "eval_", "judge", "jury_app", "replay"]
+
+jury_app = typer.Typer(
+    name="jury",
+    help="Measure the jury itself: evaluate it on labelled cases, test its diversity, replay.",
+    no_args_is_help=True,
+)
+app.add_typer(jury_app, name="jury")
+
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(help=f"Put every critic on this provider ({', '.join(PROVIDER_NAMES)})."),
+]
+ModelOpt = Annotated[str | None, typer.Option(help="Model for every critic (with --provider).")]
+RosterOpt = Annotated[
+    Path | None, typer.Option(help="JSON list of critic specs (name, lens, provider, model, ...).")
+]
+ConcurrencyOpt = Annotated[
+    int | None, typer.Option(min=1, help="Cases judged at once [default: ARBITER_CONCURRENCY].")
+]
+CasesOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--cases", help="Case file(s), JSONL [default: the bundled labelled cases]."),
+]
+
+
+def _echo_json(payload: Any) -> None:
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@app.command()
+def judge(
+    case: Annotated[str | None, typer.Option("--case", help="Id of a case in --cases.")] = None,
+    file: Annotated[Path | None, typer.Option(help="Judge every case of a JSONL file.")] = None,
+    task: Annotated[str | None, typer.Option(help="What the LLM was asked.")] = None,
+    context: Annotated[str | None, typer.Option(help="The source it must be faithful to.")] = None,
+    output: Annotated[str | None, typer.Option(help="The output to judge.")] = None,
+    cases: Annotated[
+        Path | None, typer.Option("--cases", help="Where --case looks [default: bundled cases].")
+    ] = None,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
+    roster: RosterOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON.")] = False,
+    no_audit: Annotated[bool, typer.Option("--no-audit", help="Write no audit file.")] = False,
+) -> None:
+    """Judge one output with the jury; exit 0 ACCEPT, 1 REVISE or ESCALATE, 2 REJECT."""
+    selected = select_cases(case, file, (task, context, output), cases)
+    critics = build_roster(provider, model, roster)
+    settings = Settings()
+    config = {"provider": provider, "model": model, "source": str(file or cases or "")}
+    store = open_store(settings)
+    try:
+        run_id, verdicts, recorder = judge_and_store(
+            store,
+            "judge",
+            critics,
+            selected,
+            config=config,
+            audit=not no_audit,
+            concurrency=concurrency or settings.concurrency,
+        )
+    finally:
+        store.close()
+    if as_json:
+        _echo_json(
+            {
+                "run_id": run_id,
+                "judgments": [
+                    {"case_id": c.id, "verdict": v.model_dump(mode="json")}
+                    for c, v in zip(selected, verdicts, strict=True)
+                ],
+            }
+        )
+    else:
+        for c, v in zip(selected, verdicts, strict=True):
+            render.judgment(out_console, c, v, header=len(selected) > 1)
+        if len(selected) > 1:
+            render.judgment_summary(out_console, selected, verdicts)
+    err_console.print(recorder.where(), markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(verdict_exit_code(verdicts))
+
+
+@jury_app.command("eval")
+def eval_(
+    cases: CasesOpt = None,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
+    roster: RosterOpt = None,
+    by: Annotated[
+        str | None, typer.Option(help="Detection figures per group, e.g. metadata.domain.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the ECE bootstrap.")] = 0,
+    concurrency: ConcurrencyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print every figure as JSON.")] = False,
+    no_audit: Annotated[bool, typer.Option("--no-audit", help="Write no audit files.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Evaluate the jury on labelled cases; exit 1 when a calibration gate fails."""
+    selected = load_case_files(cases)
+    critics = build_roster(provider, model, roster)
+    key = group_key(by) if by else None
+    settings = Settings()
+    config = {"provider": provider, "model": model, "cases": [str(p) for p in cases or []]}
+    store = open_store(settings)
+    try:
+        run_id, verdicts, recorder = judge_and_store(
+            store,
+            "eval",
+            critics,
+            selected,
+            config=config,
+            audit=not no_audit,
+            concurrency=concurrency or settings.concurrency,
+            progress=None if quiet else "jury eval",
+        )
+    finally:
+        store.close()
+    evaluation = evaluate_jury(selected, [v.critiques for v in verdicts], seed=seed)
+    groups = dict(group_detection(selected, verdicts, key)) if key else {}
+    if as_json:
+        _echo_json(
+            {
+                "run_id": run_id,
+                "evaluation": evaluation.model_dump(mode="json"),
+                "groups": {name: g.model_dump(mode="json") for name, g in groups.items()},
+            }
+        )
+    else:
+        render.evaluation(out_console, evaluation, critics=[c.name for c in critics])
+        if by:
+            render.groups(out_console, groups, by)
+    err_console.print(recorder.where(), markup=False, highlight=False, soft_wrap=True)
+    if evaluation.gate_failures:
+        raise GateFailed(f"{len(evaluation.gate_failures)} jury gate(s) failed")
+
+
+@jury_app.command()
+def baseline(
+    cases: CasesOpt = None,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
+    roster: RosterOpt = None,
+    k: Annotated[int, typer.Option("--k", min=2, help="Calls per case in each arm.")] = 3,
+    critic: Annotated[
+        str | None, typer.Option(help="The critic to sample k times [default: the first].")
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print both evaluations as JSON.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """k samples of one critic against k different critics, at the same call budget."""
+    selected = load_case_files(cases)
+    critics = build_roster(provider, model, roster)
+    if len(critics) < k:
+        raise InputError(f"--k {k}: the roster has only {len(critics)} critics to compare with")
+    chosen = next((c for c in critics if c.name == critic), None) if critic else critics[0]
+    if chosen is None:
+        names = ", ".join(c.name for c in critics)
+        raise InputError(f"--critic {critic}: no such critic in the roster ({names})")
+    arms = {
+        "samples": [chosen.model_copy(update={"name": f"sample-{i + 1}"}) for i in range(k)],
+        "critics": critics[:k],
+    }
+    settings = Settings()
+    results = {}
+    store = open_store(settings)
+    try:
+        for arm, roster_of_arm in arms.items():
+            config = {"arm": arm, "k": k, "provider": provider, "model": model}
+            run_id, verdicts, _ = judge_and_store(
+                store,
+                "baseline",
+                roster_of_arm,
+                selected,
+                config=config,
+                audit=False,
+                concurrency=concurrency or settings.concurrency,
+                progress=None if quiet else f"baseline: {arm}",
+            )
+            outcomes = [v.critiques for v in verdicts]
+            results[arm] = (run_id, evaluate_jury(selected, outcomes), outcomes)
+    finally:
+        store.close()
+    identical = all(
+        len({o.model_dump_json(include={"status", "critique"}) for o in row}) == 1
+        for row in results["samples"][2]
+    )
+    calls = k * len(selected)
+    if as_json:
+        _echo_json(
+            {
+                "k": k,
+                "calls_per_arm": calls,
+                "sampled_critic": chosen.name,
+                "samples_identical": identical,
+                **{
+                    arm: {"run_id": run_id, "evaluation": e.model_dump(mode="json")}
+                    for arm, (run_id, e, _) in results.items()
+                },
+            }
+        )
+        return
+    render.baseline(
+        out_console,
+        samples=results["samples"][1],
+        critics=results["critics"][1],
+        sampled=chosen.name,
+        names=[c.name for c in arms["critics"]],
+        calls=calls,
+        identical=identical,
+    )
+    err_console.print(
+        f"stored as jury runs {results['samples'][0]} (samples) and "
+        f"{results['critics'][0]} (critics)",
+        markup=False,
+        highlight=False,
+    )
+
+
+@jury_app.command()
+def replay(
+    run_id: Annotated[
+        str | None, typer.Argument(help="Jury run id or prefix [default: the latest].")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the changes as JSON.")] = False,
+) -> None:
+    """Re-synthesize a run's stored critiques; exit 1 listing every verdict that changed."""
+    store = open_store()
+    try:
+        if run_id is None:
+            info = latest_jury_run(store)
+            if info is None:
+                raise InputError(
+                    f"no jury runs in {store.describe()}; judge something first: "
+                    "arbiter judge --case clean_01"
+                )
+        else:
+            info = get_jury_run(store, run_id)
+        judgments = load_judgments(store, info.id)
+        by_id = {c.id: c for c in load_judged_cases(store, info.id)}
+    finally:
+        store.close()
+    changes: list[VerdictChange] = [
+        change
+        for j in judgments
+        if (change := replay_judgment(by_id[j.case_id], j.outcomes, j.verdict)) is not None
+    ]
+    if as_json:
+        _echo_json(
+            {
+                "run_id": info.id,
+                "n_judgments": len(judgments),
+                "changed": [c.model_dump(mode="json") for c in changes],
+            }
+        )
+    else:
+        render.replay(out_console, info.id, info.kind, len(judgments), changes)
+    raise typer.Exit(1 if changes else 0)
+
+
+def demo_jury(case_ids: tuple[str, str] = ("clean_01", "multi_02")) -> None:
+    """The jury part of ``arbiter demo``: the mock jury on a clean and a broken bundled case."""
+    bundled = {c.id: c for c in load_cases(bundled_cases_path())}
+    selected = [bundled[i] for i in case_ids]
+    store = open_store()
+    try:
+        _, verdicts, recorder = judge_and_store(
+            store,
+            "judge",
+            DEFAULT_ROSTER,
+            selected,
+            config={"source": "demo"},
+            audit=True,
+            concurrency=2,
+        )
+    finally:
+        store.close()
+    render.demo(out_console, selected, verdicts)
+    err_console.print(recorder.where(), markup=False, highlight=False, soft_wrap=True)
+    err_console.print(
+        f"  arbiter judge --case {case_ids[1]}   # the full table (exit 2: REJECT)\n"
+        "  arbiter jury eval                # how good is the jury?\n"
+        "  arbiter jury replay              # re-synthesize stored critiques",
+        markup=False,
+        highlight=False,
+    )

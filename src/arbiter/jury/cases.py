@@ -1,0 +1,144 @@
+"""Load cases for the jury from JSONL files, all-or-nothing.
+
+One :class:`~arbiter.contract.Case` object per line; blank lines are skipped. A case
+without an ``id`` gets ``"{stem}-{n}"`` (the file's stem and the case's 1-based
+position among the file's cases). Ids must be unique within the file.
+
+Every failure raises :class:`~arbiter.errors.InputError` with one line naming the
+file and, where known, the line and field, the way :mod:`arbiter.datasets.loader`
+does for datasets.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import tempfile
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from arbiter.contract import Case
+from arbiter.errors import InputError
+
+__all__ = ["bundled_cases_path", "load_cases"]
+
+_BUNDLED = "cases.jsonl"
+
+
+def bundled_cases_path() -> Path:
+    """Path of the hand-labelled cases shipped with Arbiter (``arbiter/jury/data``).
+
+    Returns:
+        A readable file path. For an ordinary install it is the file inside the
+        package; should the package be imported from a zip archive, the file is first
+        copied to the temporary directory.
+    """
+    resource = files("arbiter.jury").joinpath("data").joinpath(_BUNDLED)
+    if isinstance(resource, Path):
+        return resource
+    copy = Path(tempfile.gettempdir()) / "arbiter-jury" / _BUNDLED
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(resource.read_bytes())
+    return copy
+
+
+def load_cases(path: str | os.PathLike[str]) -> list[Case]:
+    """Read and validate every case of a JSONL file.
+
+    Args:
+        path: A JSONL file, one case object per line.
+
+    Returns:
+        The cases, in file order.
+
+    Raises:
+        InputError: The file is missing, a directory, not UTF-8, empty, or a line is
+            not JSON, not a valid case, or repeats an earlier id.
+
+    Examples:
+        >>> cases = load_cases(bundled_cases_path())
+        >>> cases[0].id
+        'clean_01'
+    """
+    file = Path(path)
+    if not file.exists():
+        raise InputError(f"{file}: no such file")
+    if file.is_dir():
+        raise InputError(f"{file}: is a directory, not a case file")
+    text = _read_text(file)
+    cases: list[Case] = []
+    first_seen: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        item = _loads(file, number, line)
+        if not isinstance(item, dict):
+            raise InputError(f"{file}:{number}: a case must be a JSON object, got {_kind(item)}")
+        if item.get("id") is None:
+            item = {**item, "id": f"{file.stem}-{len(cases) + 1}"}
+        try:
+            case = Case.model_validate(item)
+        except ValidationError as exc:
+            raise InputError(f"{file}:{number}: {_describe(exc)}") from None
+        if case.id in first_seen:
+            raise InputError(
+                f"{file}:{number}: field 'id': duplicate id {case.id!r} "
+                f"(first used at line {first_seen[case.id]})"
+            )
+        first_seen[case.id] = number
+        cases.append(case)
+    if not cases:
+        raise InputError(f"{file}: no cases (a case file needs at least one JSON line)")
+    return cases
+
+
+def _read_text(file: Path) -> str:
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + skip
+        line = data.count(b"\n", 0, offset) + 1
+        reason = f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid UTF-8"
+        raise InputError(f"{file}:{line}: {reason} (save the file as UTF-8)") from None
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not valid JSON (use null or a string)")
+
+
+def _loads(file: Path, number: int, line: str) -> Any:
+    try:
+        return json.loads(line, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{file}:{number}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # NaN / Infinity, refused by _reject_constant
+        raise InputError(f"{file}:{number}: invalid JSON: {exc}") from None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "null" if value is None else type(value).__name__
+
+
+def _describe(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    loc = ".".join(str(part) for part in errors[0]["loc"])
+    message = " ".join(errors[0]["msg"].split())
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return (f"field {loc!r}: {message}" if loc else message) + more

@@ -1,0 +1,278 @@
+"""Reading and writing the jury's judgments through a :class:`~arbiter.store.Store`.
+
+A judgment is stored as one row per critique (raw text and parsed critique, so it can
+be re-synthesized) and one verdict row holding the verdict without its critiques and
+the case it judged. :func:`load_judgments` puts them back together, critiques in
+roster order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.orm import Session
+
+from arbiter.contract import Case, CriticOutcome, Critique, Usage, Verdict
+from arbiter.errors import StoreError
+from arbiter.jury.critics import CriticSpec
+from arbiter.store.jury_models import CritiqueRow, JuryRunRow, VerdictRow
+from arbiter.store.repository import Store, new_run_id
+
+__all__ = [
+    "Judgment",
+    "JuryRunInfo",
+    "JuryRunKind",
+    "JuryRunStatus",
+    "create_jury_run",
+    "finish_jury_run",
+    "get_jury_run",
+    "latest_jury_run",
+    "list_jury_runs",
+    "load_judged_cases",
+    "load_judgments",
+    "save_judgment",
+]
+
+JuryRunKind = Literal["judge", "eval", "baseline"]
+JuryRunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+class JuryRunInfo(BaseModel):
+    """A stored jury run's header."""
+
+    id: str
+    """Run id."""
+    kind: JuryRunKind
+    """What made it: ``arbiter judge``, ``jury eval`` or one arm of ``jury baseline``."""
+    created_at: datetime
+    """When the run was created."""
+    roster: list[dict[str, Any]]
+    """The critics, as ``CriticSpec`` dicts, in roster order."""
+    config: dict[str, Any]
+    """Options of the command (cases file, provider, baseline arm, ...)."""
+    n_cases: int
+    """Cases the run was to judge."""
+    n_judged: int = 0
+    """Verdicts stored so far."""
+    status: JuryRunStatus
+    """Where the run is."""
+
+
+class Judgment(NamedTuple):
+    """One stored judgment: the case's id, every critic's outcome, the verdict."""
+
+    case_id: str
+    """Id of the judged case."""
+    outcomes: list[CriticOutcome]
+    """Every critic's outcome, in roster order."""
+    verdict: Verdict
+    """The verdict as it was synthesized when stored (``critiques`` = ``outcomes``)."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def create_jury_run(
+    store: Store,
+    *,
+    kind: JuryRunKind,
+    roster: Sequence[CriticSpec],
+    n_cases: int,
+    config: dict[str, Any] | None = None,
+) -> str:
+    """Register a new jury run in status ``running`` and return its id."""
+    run_id = new_run_id()
+    with Session(store.engine) as session, session.begin():
+        session.add(
+            JuryRunRow(
+                id=run_id,
+                kind=kind,
+                created_at=_now(),
+                roster=[spec.model_dump(mode="json") for spec in roster],
+                config=dict(config or {}),
+                n_cases=n_cases,
+                status="running",
+            )
+        )
+    return run_id
+
+
+def finish_jury_run(store: Store, run_id: str, status: JuryRunStatus = "completed") -> None:
+    """Move a jury run to ``status``."""
+    with Session(store.engine) as session, session.begin():
+        session.execute(update(JuryRunRow).where(JuryRunRow.id == run_id).values(status=status))
+
+
+def save_judgment(store: Store, run_id: str, case: Case, verdict: Verdict) -> None:
+    """Store one judgment (a row per critique and the verdict row) in one transaction.
+
+    Args:
+        store: The store.
+        run_id: The jury run it belongs to.
+        case: The judged case, stored with the verdict so the run can be replayed.
+        verdict: The verdict; its ``critiques`` are the critics' outcomes.
+    """
+    rows = [_critique_row(run_id, case.id, i, o) for i, o in enumerate(verdict.critiques)]
+    with Session(store.engine) as session, session.begin():
+        if rows:
+            session.execute(insert(CritiqueRow), rows)
+        session.add(
+            VerdictRow(
+                run_id=run_id,
+                case_id=case.id,
+                decision=verdict.decision,
+                confidence=verdict.confidence,
+                escalate=verdict.escalate,
+                verdict=verdict.model_dump(mode="json", exclude={"critiques"}),
+                case_data=case.model_dump(mode="json"),
+                created_at=_now(),
+            )
+        )
+
+
+def _critique_row(run_id: str, case_id: str, position: int, o: CriticOutcome) -> dict[str, Any]:
+    usage = o.usage
+    return {
+        "run_id": run_id,
+        "case_id": case_id,
+        "position": position,
+        "critic": o.critic,
+        "lens": o.lens,
+        "model": o.model,
+        "status": o.status,
+        "critique": o.critique.model_dump(mode="json") if o.critique is not None else None,
+        "raw": o.raw,
+        "error": o.error,
+        "latency_ms": o.latency_ms,
+        "input_tokens": usage.input_tokens if usage is not None else None,
+        "output_tokens": usage.output_tokens if usage is not None else None,
+        "cost_usd": usage.cost_usd if usage is not None else None,
+    }
+
+
+def _outcome(row: CritiqueRow) -> CriticOutcome:
+    try:
+        critique = Critique.model_validate(row.critique) if row.critique is not None else None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(root)"
+        raise StoreError(
+            f"run {row.run_id}, case {row.case_id!r}, critic {row.critic!r}: the stored "
+            f"critique is invalid: field {field!r}: {first['msg']}"
+        ) from None
+    usage = (
+        Usage(
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens or 0,
+            cost_usd=row.cost_usd,
+        )
+        if row.input_tokens is not None
+        else None
+    )
+    return CriticOutcome(
+        critic=row.critic,
+        lens=row.lens,
+        model=row.model,
+        status="ok" if row.status == "ok" else "dead",
+        critique=critique,
+        error=row.error,
+        latency_ms=row.latency_ms,
+        usage=usage,
+        raw=row.raw,
+    )
+
+
+def load_judgments(store: Store, run_id: str) -> list[Judgment]:
+    """Every judgment of a run, in the order they were stored.
+
+    Args:
+        store: The store.
+        run_id: The run's full id (see :func:`get_jury_run` for prefixes).
+
+    Raises:
+        StoreError: A stored critique no longer validates.
+    """
+    with Session(store.engine) as session:
+        verdicts = session.scalars(
+            select(VerdictRow).where(VerdictRow.run_id == run_id).order_by(VerdictRow.id)
+        ).all()
+        critiques = session.scalars(
+            select(CritiqueRow)
+            .where(CritiqueRow.run_id == run_id)
+            .order_by(CritiqueRow.case_id, CritiqueRow.position)
+        ).all()
+    by_case: dict[str, list[CriticOutcome]] = {}
+    for row in critiques:
+        by_case.setdefault(row.case_id, []).append(_outcome(row))
+    judgments = []
+    for stored in verdicts:
+        outcomes = by_case.get(stored.case_id, [])
+        verdict = Verdict.model_validate({**stored.verdict, "critiques": outcomes})
+        judgments.append(Judgment(stored.case_id, outcomes, verdict))
+    return judgments
+
+
+def load_judged_cases(store: Store, run_id: str) -> list[Case]:
+    """The cases a run judged, in the order their judgments were stored."""
+    with Session(store.engine) as session:
+        rows = session.scalars(
+            select(VerdictRow.case_data).where(VerdictRow.run_id == run_id).order_by(VerdictRow.id)
+        ).all()
+    return [Case.model_validate(data) for data in rows]
+
+
+def _info(session: Session, row: JuryRunRow) -> JuryRunInfo:
+    n_judged = session.scalar(
+        select(func.count()).select_from(VerdictRow).where(VerdictRow.run_id == row.id)
+    )
+    return JuryRunInfo(
+        id=row.id,
+        kind=row.kind,
+        created_at=row.created_at,
+        roster=row.roster,
+        config=row.config or {},
+        n_cases=row.n_cases,
+        n_judged=n_judged or 0,
+        status=row.status,
+    )
+
+
+def get_jury_run(store: Store, run_id: str) -> JuryRunInfo:
+    """The header of one jury run; a unique prefix of its id is enough.
+
+    Raises:
+        StoreError: No run, or more than one, matches ``run_id``.
+    """
+    with Session(store.engine) as session:
+        row = session.get(JuryRunRow, run_id)
+        if row is None:
+            matches = session.scalars(
+                select(JuryRunRow).where(JuryRunRow.id.startswith(run_id, autoescape=True)).limit(2)
+            ).all()
+            if len(matches) != 1:
+                what = "no jury run" if not matches else "more than one jury run"
+                raise StoreError(f"{what} matches id {run_id!r} in {store.describe()}")
+            row = matches[0]
+        return _info(session, row)
+
+
+def list_jury_runs(
+    store: Store, *, limit: int = 50, kind: JuryRunKind | None = None
+) -> list[JuryRunInfo]:
+    """The most recent jury runs, newest first, optionally of one kind."""
+    query = select(JuryRunRow).order_by(JuryRunRow.created_at.desc(), JuryRunRow.id.desc())
+    if kind is not None:
+        query = query.where(JuryRunRow.kind == kind)
+    with Session(store.engine) as session:
+        return [_info(session, row) for row in session.scalars(query.limit(limit)).all()]
+
+
+def latest_jury_run(store: Store, *, kind: JuryRunKind | None = None) -> JuryRunInfo | None:
+    """The newest jury run (of ``kind``, if given), or None when there is none."""
+    runs = list_jury_runs(store, limit=1, kind=kind)
+    return runs[0] if runs else None
