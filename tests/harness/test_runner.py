@@ -122,7 +122,10 @@ def test_concurrency_is_bounded() -> None:
     assert peak == 7
 
 
-def test_each_result_is_in_the_store_before_progress_reports_it(store: Store) -> None:
+@pytest.mark.parametrize("threaded", [True, False])
+def test_each_result_is_in_the_store_before_progress_reports_it(
+    store: Store, threaded: bool
+) -> None:
     seen: list[tuple[int, int]] = []
     run_ids: list[str] = []
 
@@ -131,9 +134,11 @@ def test_each_result_is_in_the_store_before_progress_reports_it(store: Store) ->
             run_ids.append(store.list_runs(limit=1)[0].id)
         seen.append((done, len(store.completed_pairs(run_ids[0]))))
 
-    run_eval(PythonSystem(mostly_right), yes_no_dataset(25), k=2, store=store, progress=progress)
+    system = PythonSystem(mostly_right, threaded=threaded)
+    run_eval(system, yes_no_dataset(25), k=2, store=store, progress=progress, concurrency=2)
     assert seen[-1][0] == 50
     assert all(done == stored for done, stored in seen)
+    assert len(seen) > 1  # stored as the run goes, not all at the end
 
 
 def test_stored_run_records_config_dataset_and_completion(store: Store) -> None:

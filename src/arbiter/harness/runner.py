@@ -174,6 +174,9 @@ async def _execute(
             except asyncio.QueueEmpty:
                 return
             finished.put_nowait(await _score_pair(system, example, repetition, config, rng))
+            # A system that never suspends (a plain sync function) would otherwise starve
+            # the writer until the very end; yield so each result is stored as it lands.
+            await asyncio.sleep(0)
 
     async def writer() -> None:
         nonlocal done

@@ -1,0 +1,319 @@
+"""Speed of the offline jury: 1,000 cases through the default 3-critic mock roster on one core.
+
+Run: ``python bench/jury_speed.py [--n 1000] [--data DIR] [--repeats 3]``.
+
+Every case goes through ``Jury().judge_async`` (three critics on the mock provider, which
+runs the string detectors, then the synthesis), one case after another inside a single
+``asyncio.run``: the process is single-threaded, and where the OS allows it the process is
+also pinned to CPU 0 with ``os.sched_setaffinity``. Timed, best of ``--repeats``:
+
+1. baseline: the same jury machinery (request building, JSON parsing, synthesis) with a
+   provider that answers a fixed clean critique without running any detector, on the
+   distinct cases; the floor the detectors add to.
+2. mock jury on n DISTINCT cases: the 72 bundled cases plus SummEdits rows taken
+   round-robin over its five domains (``../shared/benchmarks/summedits``, or ``--data``).
+   SummEdits has only 94 source documents, so every case's context and task get a unique
+   letters-only tag line; every output is already distinct. The detectors cache their
+   reading of a text, so the text caches are emptied before each repeat: the figure is
+   the cold one, not flattered by caches.
+3. the same distinct cases with every case in flight at once (``asyncio.gather`` behind a
+   semaphore of 16, as ``arbiter jury eval`` schedules them, without its store).
+4. mock jury on the 72 bundled cases repeated up to n (warm caches after the first 72:
+   the flattering figure, shown for contrast).
+
+Target: >= 500 cases/s for runs 2 and 4. A benchmark, never a test: it prints, it does
+not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import importlib
+import os
+import pkgutil
+import platform
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import arbiter.jury.detectors
+from arbiter.contract import Case
+from arbiter.jury.cases import bundled_cases_path, load_cases
+from arbiter.jury.critics import DEFAULT_ROSTER
+from arbiter.jury.jury import Jury
+from arbiter.providers.base import CompletionRequest, CompletionResponse
+from arbiter.providers.mock import critique_of
+
+TARGET = 500.0
+"""Cases per second the mock jury should sustain on one core."""
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/benchmarks/summedits"
+DOMAINS = ("podcast", "sales_call", "samsum", "scitldr", "qmsumm")
+GATHER_CONCURRENCY = 16
+WARMUP = 40
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def pin_to_one_core() -> str:
+    """Pin this process to CPU 0 where the OS allows it; say what happened."""
+    setter = getattr(os, "sched_setaffinity", None)
+    if setter is None:
+        return "not pinned (os.sched_setaffinity unavailable); the loop is single-threaded"
+    try:
+        setter(0, {0})
+    except OSError as exc:
+        return f"not pinned ({exc.strerror}); the loop is single-threaded"
+    return "pinned to CPU 0 with os.sched_setaffinity(0, {0}); single-threaded asyncio loop"
+
+
+def cpu_model() -> str:
+    """The CPU's model name, from /proc/cpuinfo where there is one."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def print_header(pinning: str) -> None:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    print(f"date     : {dt.datetime.now().astimezone():%Y-%m-%d %H:%M:%S %z}")
+    print(f"machine  : {cpu_model()}; {os.cpu_count()} CPUs; {platform.platform()}")
+    print(f"load     : {load}")
+    print(f"python   : {platform.python_implementation()} {platform.python_version()}")
+    print(f"core     : {pinning}")
+    roster = ", ".join(f"{c.name} ({c.lens}, {c.provider})" for c in DEFAULT_ROSTER)
+    print(f"jury     : {roster}")
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def letters(i: int) -> str:
+    """A letters-only tag for ``i`` (no digit, so no detector reads it as a figure)."""
+    out = ""
+    i += 26 * 26  # at least three letters
+    while i:
+        i, r = divmod(i, 26)
+        out = "abcdefghijklmnopqrstuvwxyz"[r] + out
+    return "zq" + out
+
+
+def tagged(case: Case, i: int, *, output: bool = False) -> Case:
+    """``case`` with a unique tag on its task and context (and output when asked)."""
+    tag = letters(i)
+    update = {
+        "id": f"{case.id}~{tag}",
+        "task": f"{case.task} (Request {tag}.)",
+        "context": f"Source {tag}.\n{case.context}",
+    }
+    if output:
+        update["output"] = f"{case.output} (Request {tag}.)"
+    return case.model_copy(update=update)
+
+
+def summedits_rows(data: Path) -> list[Case]:
+    """SummEdits rows round-robin over the domains, in file order within a domain."""
+    files = [data / f"{d}.jsonl" for d in DOMAINS]
+    per_domain = [load_cases(f) for f in files if f.exists()]
+    rows: list[Case] = []
+    for i in range(max((len(g) for g in per_domain), default=0)):
+        rows.extend(g[i] for g in per_domain if i < len(g))
+    return rows
+
+
+def distinct_cases(n: int, bundled: Sequence[Case], data: Path) -> tuple[list[Case], str]:
+    """n cases whose task, context and output are each distinct, and how they were made."""
+    if data.is_dir() and any(data.glob("*.jsonl")):
+        seen = {c.output for c in bundled}
+        pool = list(bundled)
+        for row in summedits_rows(data):
+            if len(pool) >= n + WARMUP:
+                break
+            if row.output not in seen:
+                seen.add(row.output)
+                pool.append(row)
+        cases = [tagged(c, i) for i, c in enumerate(pool)]
+        how = (
+            f"{len(bundled)} bundled + {min(n, len(pool)) - len(bundled)} SummEdits rows "
+            f"(round-robin over {len(DOMAINS)} domains, from {data}); "
+            "task and context tagged unique"
+        )
+    else:
+        cases = [tagged(bundled[i % len(bundled)], i, output=True) for i in range(n + WARMUP)]
+        how = f"no SummEdits at {data}: the bundled cases with task, context, output tagged unique"
+    return cases, how
+
+
+# --------------------------------------------------------------------------- caches
+
+
+def text_caches() -> list[Callable[[], None]]:
+    """``cache_clear`` of every lru cache in the detectors and quote matching."""
+    modules = [importlib.import_module("arbiter.jury.quotes")]
+    for info in pkgutil.iter_modules(arbiter.jury.detectors.__path__):
+        modules.append(importlib.import_module(f"arbiter.jury.detectors.{info.name}"))
+    clears: dict[int, Callable[[], None]] = {}
+    for module in modules:
+        for value in vars(module).values():
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and hasattr(value, "cache_info"):
+                clears[id(value)] = clear
+    return list(clears.values())
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class FixedProvider:
+    """Answers every request with one clean critique, running no detector (the baseline)."""
+
+    name = "fixed"
+    text = critique_of([]).model_dump_json()
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        return CompletionResponse(text=self.text, model="fixed")
+
+
+@dataclass
+class Timing:
+    seconds: float
+    latencies: list[float]
+
+    def rate(self, n: int) -> float:
+        return n / self.seconds
+
+
+async def sequential(jury: Jury, cases: Sequence[Case]) -> Timing:
+    latencies: list[float] = []
+    start = time.perf_counter()
+    for case in cases:
+        t = time.perf_counter()
+        await jury.judge_async(case)
+        latencies.append(time.perf_counter() - t)
+    return Timing(time.perf_counter() - start, latencies)
+
+
+async def gathered(jury: Jury, cases: Sequence[Case]) -> Timing:
+    gate = asyncio.Semaphore(GATHER_CONCURRENCY)
+
+    async def one(case: Case) -> None:
+        async with gate:
+            await jury.judge_async(case)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(c) for c in cases))
+    return Timing(time.perf_counter() - start, [])
+
+
+def best_of(
+    repeats: int,
+    run: Callable[[], Timing],
+    before: Callable[[], None],
+) -> Timing:
+    """The fastest of ``repeats`` runs, ``before`` called ahead of each."""
+    timings = []
+    for _ in range(repeats):
+        before()
+        timings.append(run())
+    return min(timings, key=lambda t: t.seconds)
+
+
+def quantile_ms(latencies: Sequence[float], q: float) -> str:
+    if not latencies:
+        return "-"
+    ordered = sorted(latencies)
+    return f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000:.2f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=1000, help="cases per run [1000]")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="SummEdits JSONL dir")
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many [3]")
+    args = parser.parse_args(argv)
+    n: int = args.n
+
+    print_header(pin_to_one_core())
+    bundled = load_cases(bundled_cases_path())
+    pool, how = distinct_cases(n, bundled, args.data)
+    warmup, distinct = pool[n:], pool[:n]
+    repeated = [bundled[i % len(bundled)] for i in range(n)]
+    print(f"distinct : {len(distinct):,} cases: {how}")
+    print(
+        f"           distinct tasks {len({c.task for c in distinct}):,}, "
+        f"contexts {len({c.context for c in distinct}):,}, "
+        f"outputs {len({c.output for c in distinct}):,}; "
+        f"median context {statistics.median(len(c.context) for c in distinct):,.0f} chars"
+    )
+    print(f"repeated : the {len(bundled)} bundled cases cycled to {n:,}")
+    print(f"timing   : best of {args.repeats}; text caches emptied before every repeat")
+    print()
+
+    clears = text_caches()
+
+    def cold() -> None:
+        for clear in clears:
+            clear()
+
+    mock = Jury()
+    baseline = Jury(providers={"mock": FixedProvider()})
+    asyncio.run(sequential(mock, warmup or distinct[:WARMUP]))  # imports, regexes, schema
+    asyncio.run(sequential(baseline, warmup or distinct[:WARMUP]))
+
+    runs: list[tuple[str, Timing, bool]] = [
+        (
+            "baseline: fixed critique, no detectors (distinct)",
+            best_of(args.repeats, lambda: asyncio.run(sequential(baseline, distinct)), cold),
+            False,
+        ),
+        (
+            f"mock jury, {n:,} distinct cases (cold caches)",
+            best_of(args.repeats, lambda: asyncio.run(sequential(mock, distinct)), cold),
+            True,
+        ),
+        (
+            f"mock jury, {n:,} distinct, gathered x{GATHER_CONCURRENCY}",
+            best_of(args.repeats, lambda: asyncio.run(gathered(mock, distinct)), cold),
+            False,
+        ),
+        (
+            f"mock jury, {len(bundled)} bundled repeated to {n:,}",
+            best_of(args.repeats, lambda: asyncio.run(sequential(mock, repeated)), cold),
+            True,
+        ),
+    ]
+
+    width = max(len(name) for name, _, _ in runs)
+    print(f"{'run':<{width}}  {'cases/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  target")
+    for name, timing, gated in runs:
+        rate = timing.rate(n)
+        verdict = (f">= {TARGET:g}  " + ("PASS" if rate >= TARGET else "MISS")) if gated else ""
+        print(
+            f"{name:<{width}}  {rate:8,.0f}  {quantile_ms(timing.latencies, 0.5):>7}  "
+            f"{quantile_ms(timing.latencies, 0.99):>7}  {verdict}"
+        )
+    floor = runs[0][1].seconds
+    detectors = runs[1][1].seconds - floor
+    print()
+    print(
+        f"of the distinct run's {runs[1][1].seconds * 1000 / n:.2f} ms/case, the jury "
+        f"machinery (baseline) is {floor * 1000 / n:.2f} ms and detectors "
+        f"{detectors * 1000 / n:.2f} ms"
+    )
+    print(f"threads alive at the end: {threading.active_count()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
