@@ -34,8 +34,8 @@ __all__ = [
     "progress_bar",
 ]
 
-out_console = Console()
-err_console = Console(stderr=True)
+out_console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 BINARY_LABEL_MAP = {"low": "low", "*": "high"}
 """``--label-map binary``: a threat unless exactly ``low`` (``*`` maps every other label)."""
