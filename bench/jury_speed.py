@@ -5,23 +5,26 @@ Run: ``python bench/jury_speed.py [--n 1000] [--data DIR] [--repeats 3]``.
 Every case goes through ``Jury().judge_async`` (three critics on the mock provider, which
 runs the string detectors, then the synthesis), one case after another inside a single
 ``asyncio.run``: the process is single-threaded, and where the OS allows it the process is
-also pinned to CPU 0 with ``os.sched_setaffinity``. Timed, best of ``--repeats``:
+also pinned to CPU 0 with ``os.sched_setaffinity(0, {0})``. The detectors cache their
+reading of a text, so every case set below is made of DISTINCT texts where it says so,
+and the text caches are emptied before each repeat (the figure is the cold one). Timed,
+best of ``--repeats``:
 
 1. baseline: the same jury machinery (request building, JSON parsing, synthesis) with a
-   provider that answers a fixed clean critique without running any detector, on the
-   distinct cases; the floor the detectors add to.
-2. mock jury on n DISTINCT cases: the 72 bundled cases plus SummEdits rows taken
-   round-robin over its five domains (``../shared/benchmarks/summedits``, or ``--data``).
-   SummEdits has only 94 source documents, so every case's context and task get a unique
-   letters-only tag line; every output is already distinct. The detectors cache their
-   reading of a text, so the text caches are emptied before each repeat: the figure is
-   the cold one, not flattered by caches.
-3. the same distinct cases with every case in flight at once (``asyncio.gather`` behind a
-   semaphore of 16, as ``arbiter jury eval`` schedules them, without its store).
-4. mock jury on the 72 bundled cases repeated up to n (warm caches after the first 72:
-   the flattering figure, shown for contrast).
+   provider that answers a fixed clean critique without running any detector; the floor
+   the detectors add to.
+2. set A: n distinct bundled-size cases, the 72 bundled cases cycled with a unique
+   letters-only tag on every copy's task, context and output.
+3. set B: n distinct cases, the 72 bundled cases then SummEdits rows round-robin over its
+   five domains (``../shared/benchmarks/summedits`` or ``--data``); their outputs are
+   distinct already, and as the rows share 94 source documents every task and context
+   gets a unique tag. SummEdits contexts are ~5x longer than the bundled ones.
+4. set B with every case in flight at once (``asyncio.gather`` behind a semaphore of 16,
+   as ``arbiter jury eval`` schedules them, without its store).
+5. the 72 bundled cases repeated up to n, untagged: warm caches after the first 72, the
+   flattering figure, shown for contrast.
 
-Target: >= 500 cases/s for runs 2 and 4. A benchmark, never a test: it prints, it does
+Target: >= 500 cases/s for runs 2, 3 and 5. A benchmark, never a test: it prints, it does
 not assert.
 """
 
@@ -132,27 +135,36 @@ def summedits_rows(data: Path) -> list[Case]:
     return rows
 
 
-def distinct_cases(n: int, bundled: Sequence[Case], data: Path) -> tuple[list[Case], str]:
-    """n cases whose task, context and output are each distinct, and how they were made."""
-    if data.is_dir() and any(data.glob("*.jsonl")):
-        seen = {c.output for c in bundled}
-        pool = list(bundled)
-        for row in summedits_rows(data):
-            if len(pool) >= n + WARMUP:
-                break
-            if row.output not in seen:
-                seen.add(row.output)
-                pool.append(row)
-        cases = [tagged(c, i) for i, c in enumerate(pool)]
-        how = (
-            f"{len(bundled)} bundled + {min(n, len(pool)) - len(bundled)} SummEdits rows "
-            f"(round-robin over {len(DOMAINS)} domains, from {data}); "
-            "task and context tagged unique"
-        )
-    else:
-        cases = [tagged(bundled[i % len(bundled)], i, output=True) for i in range(n + WARMUP)]
-        how = f"no SummEdits at {data}: the bundled cases with task, context, output tagged unique"
-    return cases, how
+def varied_bundled(n: int, bundled: Sequence[Case], offset: int = 0) -> list[Case]:
+    """The bundled cases cycled to n, each copy's task, context and output tagged unique."""
+    return [tagged(bundled[i % len(bundled)], offset + i, output=True) for i in range(n)]
+
+
+def with_summedits(n: int, bundled: Sequence[Case], data: Path) -> list[Case]:
+    """The bundled cases, then SummEdits rows with distinct outputs, up to n; tagged unique.
+
+    Outputs are distinct already; the tag makes each task and context distinct too (the
+    rows share 94 source documents).
+    """
+    seen = {c.output for c in bundled}
+    pool = list(bundled)
+    for row in summedits_rows(data):
+        if len(pool) >= n:
+            break
+        if row.output not in seen:
+            seen.add(row.output)
+            pool.append(row)
+    return [tagged(c, i) for i, c in enumerate(pool)]
+
+
+def describe(cases: Sequence[Case]) -> str:
+    """How distinct a case set is, and how long its contexts are."""
+    return (
+        f"distinct tasks {len({c.task for c in cases}):,}, "
+        f"contexts {len({c.context for c in cases}):,}, "
+        f"outputs {len({c.output for c in cases}):,}; "
+        f"median context {statistics.median(len(c.context) for c in cases):,.0f} chars"
+    )
 
 
 # --------------------------------------------------------------------------- caches
@@ -236,6 +248,18 @@ def quantile_ms(latencies: Sequence[float], q: float) -> str:
     return f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000:.2f}"
 
 
+def by_context_length(cases: Sequence[Case], timing: Timing) -> str:
+    """Mean ms/case per quartile of context length."""
+    pairs = sorted(zip((len(c.context) for c in cases), timing.latencies, strict=True))
+    parts = []
+    for q in range(4):
+        part = pairs[q * len(pairs) // 4 : (q + 1) * len(pairs) // 4]
+        if part:
+            mean = statistics.fmean(t for _, t in part) * 1000
+            parts.append(f"{part[0][0]:,}-{part[-1][0]:,} chars {mean:.2f} ms")
+    return "; ".join(parts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--n", type=int, default=1000, help="cases per run [1000]")
@@ -243,21 +267,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="best of this many [3]")
     args = parser.parse_args(argv)
     n: int = args.n
+    repeats: int = args.repeats
 
     print_header(pin_to_one_core())
     bundled = load_cases(bundled_cases_path())
-    pool, how = distinct_cases(n, bundled, args.data)
-    warmup, distinct = pool[n:], pool[:n]
+    short = varied_bundled(n, bundled)
+    have_data = args.data.is_dir() and any(args.data.glob("*.jsonl"))
+    mixed = with_summedits(n, bundled, args.data) if have_data else []
     repeated = [bundled[i % len(bundled)] for i in range(n)]
-    print(f"distinct : {len(distinct):,} cases: {how}")
-    print(
-        f"           distinct tasks {len({c.task for c in distinct}):,}, "
-        f"contexts {len({c.context for c in distinct}):,}, "
-        f"outputs {len({c.output for c in distinct}):,}; "
-        f"median context {statistics.median(len(c.context) for c in distinct):,.0f} chars"
-    )
-    print(f"repeated : the {len(bundled)} bundled cases cycled to {n:,}")
-    print(f"timing   : best of {args.repeats}; text caches emptied before every repeat")
+    print(f"set A    : {n:,} distinct, the {len(bundled)} bundled cases cycled, every copy's")
+    print(f"           task, context and output tagged unique; {describe(short)}")
+    if mixed:
+        print(
+            f"set B    : {len(mixed):,} distinct, {len(bundled)} bundled + "
+            f"{len(mixed) - len(bundled):,} SummEdits rows (round-robin over {len(DOMAINS)} "
+            f"domains, {args.data}),"
+        )
+        print(f"           task and context tagged unique; {describe(mixed)}")
+    else:
+        print(f"set B    : skipped, no SummEdits JSONL in {args.data} (--data DIR)")
+    print(f"repeated : the {len(bundled)} bundled cases cycled to {n:,}, untagged")
+    print(f"timing   : best of {repeats}; detector text caches emptied before every repeat")
     print()
 
     clears = text_caches()
@@ -268,49 +298,59 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     mock = Jury()
     baseline = Jury(providers={"mock": FixedProvider()})
-    asyncio.run(sequential(mock, warmup or distinct[:WARMUP]))  # imports, regexes, schema
-    asyncio.run(sequential(baseline, warmup or distinct[:WARMUP]))
+    warmup = varied_bundled(WARMUP, bundled, offset=10 * n)  # imports, regexes, schema
+    asyncio.run(sequential(mock, warmup))
+    asyncio.run(sequential(baseline, warmup))
 
-    runs: list[tuple[str, Timing, bool]] = [
+    def timed(jury: Jury, cases: Sequence[Case], *, gather: bool = False) -> Timing:
+        run = gathered if gather else sequential
+        return best_of(repeats, lambda: asyncio.run(run(jury, cases)), cold)
+
+    widest = mixed or short
+    runs: list[tuple[str, int, Timing, bool]] = [
         (
-            "baseline: fixed critique, no detectors (distinct)",
-            best_of(args.repeats, lambda: asyncio.run(sequential(baseline, distinct)), cold),
+            "baseline: fixed critique, no detectors, set " + ("B" if mixed else "A"),
+            len(widest),
+            timed(baseline, widest),
             False,
         ),
-        (
-            f"mock jury, {n:,} distinct cases (cold caches)",
-            best_of(args.repeats, lambda: asyncio.run(sequential(mock, distinct)), cold),
-            True,
-        ),
-        (
-            f"mock jury, {n:,} distinct, gathered x{GATHER_CONCURRENCY}",
-            best_of(args.repeats, lambda: asyncio.run(gathered(mock, distinct)), cold),
-            False,
-        ),
-        (
-            f"mock jury, {len(bundled)} bundled repeated to {n:,}",
-            best_of(args.repeats, lambda: asyncio.run(sequential(mock, repeated)), cold),
-            True,
-        ),
+        (f"mock jury, set A: {n:,} distinct bundled-size", n, timed(mock, short), True),
     ]
+    if mixed:
+        runs.append(
+            (
+                f"mock jury, set B: {len(mixed):,} distinct w/ SummEdits",
+                len(mixed),
+                timed(mock, mixed),
+                True,
+            )
+        )
+        runs.append(
+            (
+                f"mock jury, set B, gathered x{GATHER_CONCURRENCY}",
+                len(mixed),
+                timed(mock, mixed, gather=True),
+                False,
+            )
+        )
+    runs.append(
+        (f"mock jury, {len(bundled)} bundled repeated to {n:,}", n, timed(mock, repeated), True)
+    )
 
-    width = max(len(name) for name, _, _ in runs)
+    width = max(len(name) for name, _, _, _ in runs)
     print(f"{'run':<{width}}  {'cases/s':>8}  {'p50 ms':>7}  {'p99 ms':>7}  target")
-    for name, timing, gated in runs:
-        rate = timing.rate(n)
+    for name, count, timing, gated in runs:
+        rate = timing.rate(count)
         verdict = (f">= {TARGET:g}  " + ("PASS" if rate >= TARGET else "MISS")) if gated else ""
         print(
             f"{name:<{width}}  {rate:8,.0f}  {quantile_ms(timing.latencies, 0.5):>7}  "
             f"{quantile_ms(timing.latencies, 0.99):>7}  {verdict}"
         )
-    floor = runs[0][1].seconds
-    detectors = runs[1][1].seconds - floor
     print()
-    print(
-        f"of the distinct run's {runs[1][1].seconds * 1000 / n:.2f} ms/case, the jury "
-        f"machinery (baseline) is {floor * 1000 / n:.2f} ms and detectors "
-        f"{detectors * 1000 / n:.2f} ms"
-    )
+    if mixed:
+        print(f"set B by context length: {by_context_length(mixed, runs[2][2])}")
+    floor = runs[0][2].seconds / runs[0][1]
+    print(f"jury machinery without detectors (baseline): {floor * 1000:.2f} ms/case")
     print(f"threads alive at the end: {threading.active_count()}")
     return 0
 
