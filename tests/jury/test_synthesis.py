@@ -174,6 +174,14 @@ def test_a_dead_critic_still_leaves_a_verdict() -> None:
     assert [c.status for c in verdict.critiques] == ["ok", "dead", "ok"]
 
 
+def test_a_minority_of_live_critics_escalates() -> None:
+    verdict = synthesize(OUTPUT, [critic("f", (2, 5, 5)), dead("l"), dead("a")])
+    assert verdict.decision == "REVISE"
+    assert verdict.escalate
+    assert verdict.confidence <= 0.5
+    assert "fewer than half" in verdict.reasons[-1]
+
+
 def test_no_live_critic_means_no_jury() -> None:
     verdict = synthesize(OUTPUT, [dead("f"), dead("l")])
     assert verdict.decision == "REVISE"

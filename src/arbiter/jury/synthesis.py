@@ -13,7 +13,8 @@ The rules, in order of precedence:
 5. Otherwise the median decides: ACCEPT when, on every dimension, at most a minority
    of critics scored low; else REVISE. Opinions are outvoted this way.
 6. ACCEPT despite a critic's low score (a finding nobody corroborated) escalates.
-7. With no live critic there is no jury: REVISE and escalate.
+7. With no live critic there is no jury: REVISE and escalate. With fewer than half of
+   the roster alive the verdict stands but escalates: a minority cannot speak for it.
 
 Confidence is computed after the decision and never feeds back into it (see
 :mod:`arbiter.jury.confidence`).
@@ -266,20 +267,24 @@ def synthesize(output: str, outcomes: Sequence[CriticOutcome]) -> Verdict:
     findings = [_finding(c, names) for c in clusters]
     reasons = list(outcome.reasons)
     dead = [o.critic for o in outcomes if o not in live]
+    escalate = outcome.escalate
     if dead:
         reasons.append(f"{len(live)} of {len(outcomes)} critics answered (dead: {', '.join(dead)})")
+        if 2 * len(live) < len(outcomes):
+            escalate = True
+            reasons.append("escalate: fewer than half of the jury answered")
     unanimous_unevidenced = len({tuple(row) for row in scores}) == 1 and not evidence
     return Verdict(
         decision=outcome.decision,
         confidence=confidence_of(
             flip_margin=flip_margin,
             agreement=agreement,
-            escalate=outcome.escalate,
+            escalate=escalate,
             unanimous_unevidenced=unanimous_unevidenced,
         ),
         flip_margin=flip_margin,
         agreement=round(agreement, 6),
-        escalate=outcome.escalate,
+        escalate=escalate,
         reasons=reasons,
         scores=_aggregate(scores, clusters),
         findings=findings,
