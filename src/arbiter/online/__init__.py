@@ -1,0 +1,1 @@
+"""Online scoring of unlabelled traffic: layered, cost-ordered, bounded, never raising."""

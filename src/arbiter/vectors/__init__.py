@@ -1,0 +1,1 @@
+"""Vectors: embedders and vector stores behind one Protocol each."""
