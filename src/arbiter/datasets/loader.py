@@ -22,7 +22,6 @@ file and, where known, the line, column, example and field.
 from __future__ import annotations
 
 import bisect
-import codecs
 import csv
 import functools
 import io
@@ -36,6 +35,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from arbiter.contract import Dataset, Example
+from arbiter.datasets.jsonio import (
+    describe_validation_error,
+    json_type,
+    loads_json,
+    parse_scalar,
+    read_utf8,
+)
 from arbiter.errors import InputError
 
 __all__ = ["SUPPORTED_SUFFIXES", "dump_dataset_jsonl", "load_dataset"]
@@ -77,7 +83,7 @@ def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Da
         raise InputError(
             f"{file}: unsupported file type {shown}; use {', '.join(SUPPORTED_SUFFIXES)}"
         )
-    text = _read_text(file)
+    text = read_utf8(file)
     meta: dict[str, Any] = {}
     if suffix == ".json":
         items, locate, meta = _parse_json(file, text)
@@ -105,43 +111,8 @@ def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _read_text(file: Path) -> str:
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from exc
-    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        return data[skip:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + skip
-        line = data.count(b"\n", 0, offset) + 1
-        reason = f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid UTF-8"
-        raise InputError(f"{file}:{line}: {reason} (save the file as UTF-8)") from exc
-
-
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not valid JSON (use null or a string)")
-
-
-def _loads(file: Path, text: str, line: int | None = None) -> Any:
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{file}:{line or exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
-        ) from exc
-    except ValueError as exc:  # NaN / Infinity, refused by _reject_constant
-        raise InputError(f"{file}{f':{line}' if line else ''}: invalid JSON: {exc}") from exc
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
-    return {type(None): "null", bool: "boolean", **names}.get(type(value), type(value).__name__)
-
-
 def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, Any]]:
-    data = _loads(file, text)
+    data = loads_json(file, text)
     meta: dict[str, Any] = {}
     if isinstance(data, list):
         items, key = data, None
@@ -154,13 +125,13 @@ def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, An
             raise InputError(f"{file}: missing top-level key 'examples'")
         items, key = data["examples"], "examples"
         if not isinstance(items, list):
-            raise InputError(f"{file}: 'examples' must be an array, got {_json_type(items)}")
+            raise InputError(f"{file}: 'examples' must be an array, got {json_type(items)}")
         meta = {k: v for k, v in data.items() if k != "examples"}
         version = meta.get("version")
         if isinstance(version, int | float) and not isinstance(version, bool):
             meta["version"] = str(version)  # "version": 2 is what people write
     else:
-        kind = _json_type(data)
+        kind = json_type(data)
         raise InputError(f"{file}: top level must be an object or an array, got {kind}")
     lines = functools.cache(lambda: _example_lines(text, key))
 
@@ -204,7 +175,7 @@ def _example_lines(text: str, key: str | None) -> list[int]:
 
 def _parse_jsonl(file: Path, text: str) -> tuple[list[Any], list[int]]:
     numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    return [_loads(file, line, n) for n, line in numbered], [n for n, _ in numbered]
+    return [loads_json(file, line, n) for n, line in numbered], [n for n, _ in numbered]
 
 
 def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
@@ -267,17 +238,8 @@ def _csv_record(columns: list[tuple[str, ...]], row: list[str]) -> dict[str, Any
         target: dict[str, Any] = record[column[0]]
         for part in column[1:-1]:
             target = target.setdefault(part, {})
-        target[column[-1]] = _cell_value(cell)
+        target[column[-1]] = parse_scalar(cell)
     return record
-
-
-def _cell_value(cell: str) -> Any:
-    """The JSON scalar a cell reads as (``12``, ``true``, ``null``), else the text."""
-    try:
-        value = json.loads(cell, parse_constant=_reject_constant)
-    except ValueError:
-        return cell
-    return value if value is None or isinstance(value, bool | int | float) else cell
 
 
 def _where(file: Path, locate: _Locate, i: int) -> str:
@@ -285,14 +247,6 @@ def _where(file: Path, locate: _Locate, i: int) -> str:
     line, item = locate(i)
     head = f"{file}:{line}" if line is not None else str(file)
     return f"{head}: {item}" if item else head
-
-
-def _describe(exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False)
-    loc = ".".join(str(part) for part in errors[0]["loc"])
-    message = " ".join(errors[0]["msg"].split())
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return (f"field {loc!r}: {message}" if loc else message) + more
 
 
 def _build(
@@ -304,14 +258,16 @@ def _build(
     first_seen: dict[str, int] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
-            kind = _json_type(item)
+            kind = json_type(item)
             raise InputError(f"{_where(file, locate, i)}: an example must be an object, got {kind}")
         if item.get("id") is None:
             item = {**item, "id": f"{file.stem}-{i + 1}"}
         try:
             example = Example.model_validate(item)
         except ValidationError as exc:
-            raise InputError(f"{_where(file, locate, i)}: {_describe(exc)}") from exc
+            raise InputError(
+                f"{_where(file, locate, i)}: {describe_validation_error(exc)}"
+            ) from exc
         if example.id in first_seen:
             first_line, first_item = locate(first_seen[example.id])
             first = first_item or f"line {first_line}"
@@ -323,4 +279,4 @@ def _build(
     try:
         return Dataset.model_validate({**fields, "examples": examples})
     except ValidationError as exc:
-        raise InputError(f"{file}: {_describe(exc)}") from exc
+        raise InputError(f"{file}: {describe_validation_error(exc)}") from exc

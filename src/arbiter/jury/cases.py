@@ -11,17 +11,20 @@ does for datasets.
 
 from __future__ import annotations
 
-import codecs
-import json
 import os
 import tempfile
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from arbiter.contract import Case
+from arbiter.datasets.jsonio import (
+    describe_validation_error,
+    json_type,
+    loads_json,
+    read_utf8,
+)
 from arbiter.errors import InputError
 
 __all__ = ["bundled_cases_path", "load_cases"]
@@ -69,21 +72,23 @@ def load_cases(path: str | os.PathLike[str]) -> list[Case]:
         raise InputError(f"{file}: no such file")
     if file.is_dir():
         raise InputError(f"{file}: is a directory, not a case file")
-    text = _read_text(file)
+    text = read_utf8(file)
     cases: list[Case] = []
     first_seen: dict[str, int] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        item = _loads(file, number, line)
+        item = loads_json(file, line, number)
         if not isinstance(item, dict):
-            raise InputError(f"{file}:{number}: a case must be a JSON object, got {_kind(item)}")
+            raise InputError(
+                f"{file}:{number}: a case must be a JSON object, got {json_type(item)}"
+            )
         if item.get("id") is None:
             item = {**item, "id": f"{file.stem}-{len(cases) + 1}"}
         try:
             case = Case.model_validate(item)
         except ValidationError as exc:
-            raise InputError(f"{file}:{number}: {_describe(exc)}") from None
+            raise InputError(f"{file}:{number}: {describe_validation_error(exc)}") from None
         if case.id in first_seen:
             raise InputError(
                 f"{file}:{number}: field 'id': duplicate id {case.id!r} "
@@ -94,51 +99,3 @@ def load_cases(path: str | os.PathLike[str]) -> list[Case]:
     if not cases:
         raise InputError(f"{file}: no cases (a case file needs at least one JSON line)")
     return cases
-
-
-def _read_text(file: Path) -> str:
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        return data[skip:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + skip
-        line = data.count(b"\n", 0, offset) + 1
-        reason = f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid UTF-8"
-        raise InputError(f"{file}:{line}: {reason} (save the file as UTF-8)") from None
-
-
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not valid JSON (use null or a string)")
-
-
-def _loads(file: Path, number: int, line: str) -> Any:
-    try:
-        return json.loads(line, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{file}:{number}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    except ValueError as exc:  # NaN / Infinity, refused by _reject_constant
-        raise InputError(f"{file}:{number}: invalid JSON: {exc}") from None
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    return "null" if value is None else type(value).__name__
-
-
-def _describe(exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False)
-    loc = ".".join(str(part) for part in errors[0]["loc"])
-    message = " ".join(errors[0]["msg"].split())
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return (f"field {loc!r}: {message}" if loc else message) + more
