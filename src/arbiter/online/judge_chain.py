@@ -1,0 +1,335 @@
+"""Layer 4 of online scoring: an ordered chain of LLM judges behind circuit breakers.
+
+The chain tries its judges in order (for example a local Ollama model, then a hosted
+one, each an ``arbiter.online.llm_judge.LLMJudge``) and takes the first label inside
+the vocabulary. Each judge is bounded by its own timeout and guarded by a
+``CircuitBreaker``: after repeated failures it is skipped without being called until a
+cooldown has passed. When every judge fails or is skipped, the outcome says so
+(source ``heuristics_fallback``, no label) instead of raising, and ``JudgeMetrics``
+counts how often a real judge answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from arbiter.contract import Prediction
+from arbiter.online.models import JudgeAttempt, JudgeOutcome
+from arbiter.stats import wilson_interval
+
+__all__ = [
+    "FALLBACK_SOURCE",
+    "BreakerState",
+    "CircuitBreaker",
+    "Judge",
+    "JudgeChain",
+    "JudgeMetrics",
+]
+
+FALLBACK_SOURCE = "heuristics_fallback"
+"""The outcome's source when no judge gave a usable label."""
+
+BreakerState = Literal["closed", "open", "half_open"]
+
+
+class CircuitBreaker:
+    """Stops calling a failing dependency for a while, then tries it once.
+
+    ``closed``: calls pass; ``failure_threshold`` consecutive failures open it.
+    ``open``: calls are refused until ``cooldown_s`` has passed, then it is
+    ``half_open``: one trial call passes; its success closes the breaker, its failure
+    opens it for another cooldown.
+
+    Args:
+        failure_threshold: Consecutive failures that open the breaker (at least 1).
+        cooldown_s: Seconds it stays open before a trial call (at least 0).
+        clock: Monotonic seconds; tests inject a fake clock.
+
+    Raises:
+        ValueError: If an argument is out of range.
+    """
+
+    def __init__(
+        self,
+        failure_threshold: int = 3,
+        cooldown_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if isinstance(failure_threshold, bool) or failure_threshold < 1:
+            raise ValueError(
+                "The 'failure_threshold' parameter of CircuitBreaker must be a positive int. "
+                f"Got {failure_threshold!r} instead."
+            )
+        if not cooldown_s >= 0.0:
+            raise ValueError(
+                "The 'cooldown_s' parameter of CircuitBreaker must be a number >= 0. "
+                f"Got {cooldown_s!r} instead."
+            )
+        self.failure_threshold = failure_threshold
+        self.cooldown_s = cooldown_s
+        self._clock = clock
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._trial_in_flight = False
+
+    @property
+    def state(self) -> BreakerState:
+        """``closed``, ``open`` (cooling down) or ``half_open`` (ready for a trial)."""
+        if self._opened_at is None:
+            return "closed"
+        if self._trial_in_flight or self._clock() - self._opened_at >= self.cooldown_s:
+            return "half_open"
+        return "open"
+
+    @property
+    def consecutive_failures(self) -> int:
+        """Failures since the last success."""
+        return self._failures
+
+    def allow(self) -> bool:
+        """Whether a call may go ahead now; a granted half-open call is the trial."""
+        state = self.state
+        if state == "closed":
+            return True
+        if state == "open" or self._trial_in_flight:
+            return False
+        self._trial_in_flight = True
+        return True
+
+    def record_success(self) -> None:
+        """A call succeeded: the breaker closes."""
+        self._failures = 0
+        self._opened_at = None
+        self._trial_in_flight = False
+
+    def record_failure(self) -> None:
+        """A call failed: count it, and open the breaker at the threshold or after a trial."""
+        self._failures += 1
+        if self._trial_in_flight:
+            self._trial_in_flight = False
+            self._opened_at = self._clock()
+        elif self._opened_at is None and self._failures >= self.failure_threshold:
+            self._opened_at = self._clock()
+
+    def release(self) -> None:
+        """A granted call ended with neither verdict (it was cancelled): free the trial."""
+        self._trial_in_flight = False
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that gives a label for a prediction."""
+
+    @property
+    def name(self) -> str:
+        """Name reported as the outcome's source."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one verdict may take."""
+        ...
+
+    async def verdict(self, prediction: Prediction, context: str | None) -> str:
+        """The label the prediction deserves; raise on failure."""
+        ...
+
+
+class JudgeMetrics(BaseModel):
+    """How the chain's outcomes were resolved since it was built."""
+
+    total: int = 0
+    """Outcomes produced."""
+    by_source: dict[str, int] = Field(default_factory=dict)
+    """Outcomes per resolving source: each judge's name and ``heuristics_fallback``."""
+    failures_by_judge: dict[str, int] = Field(default_factory=dict)
+    """Failed attempts per judge (errors, timeouts, labels outside the vocabulary)."""
+    skipped_by_judge: dict[str, int] = Field(default_factory=dict)
+    """Attempts skipped per judge because its circuit was open."""
+    circuit_by_judge: dict[str, BreakerState] = Field(default_factory=dict)
+    """Each judge's breaker state when the snapshot was taken."""
+    pct_scored_by_judge: float | None = None
+    """Percentage (0-100) of outcomes resolved by a real judge rather than the
+    fallback; None before any outcome."""
+    pct_scored_by_judge_ci95: tuple[float, float] | None = None
+    """Its 95% Wilson interval, in percent; None before any outcome."""
+
+
+class JudgeChain:
+    """Judges tried in order, each behind its own circuit breaker.
+
+    Args:
+        judges: The judges, cheapest or most trusted first; names must be unique.
+        vocabulary: The allowed labels; a verdict outside it (after case and surrounding
+            spaces are forgiven) is a failure that falls through to the next judge.
+        breaker_factory: Builds one breaker per judge (inject a fake clock here).
+
+    Raises:
+        ValueError: If the vocabulary is empty, judge names repeat or take the
+            fallback's name, or a judge's timeout is not positive.
+
+    Examples:
+        >>> chain = JudgeChain([], vocabulary=["low", "high"])
+        >>> import asyncio
+        >>> asyncio.run(chain.judge(Prediction(label="low"))).source
+        'heuristics_fallback'
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[Judge],
+        *,
+        vocabulary: Sequence[str],
+        breaker_factory: Callable[[], CircuitBreaker] = CircuitBreaker,
+    ) -> None:
+        self.vocabulary = _check_vocabulary(vocabulary, "JudgeChain")
+        names = [judge.name for judge in judges]
+        if len(set(names)) != len(names) or FALLBACK_SOURCE in names:
+            raise ValueError(
+                "The 'judges' parameter of JudgeChain must have unique names other than "
+                f"{FALLBACK_SOURCE!r}. Got {names} instead."
+            )
+        for judge in judges:
+            _check_timeout(judge.timeout, "JudgeChain")
+        self.judges: tuple[Judge, ...] = tuple(judges)
+        self._breakers = {judge.name: breaker_factory() for judge in self.judges}
+        self._canonical = {label.strip().casefold(): label for label in self.vocabulary}
+        self._by_source: dict[str, int] = {}
+        self._failures: dict[str, int] = {}
+        self._skipped: dict[str, int] = {}
+
+    @property
+    def longest_timeout(self) -> float:
+        """The longest single judge call, in seconds (0 without judges); budget from it."""
+        return max((judge.timeout for judge in self.judges), default=0.0)
+
+    def breaker(self, name: str) -> CircuitBreaker:
+        """The circuit breaker of the judge called ``name``."""
+        return self._breakers[name]
+
+    async def judge(self, prediction: Prediction, *, context: str | None = None) -> JudgeOutcome:
+        """The first usable label of the chain, or the fallback outcome.
+
+        Args:
+            prediction: The prediction under review.
+            context: Extra context for the judges.
+
+        Returns:
+            The outcome: its source, the label (None for the fallback), whether it
+            agrees with the prediction's label, and every attempt in order. Never
+            raises for a judge's failure; only a cancellation of the caller's own task
+            propagates (the judge being called is then neither blamed nor credited).
+        """
+        attempts: list[JudgeAttempt] = []
+        for judge in self.judges:
+            breaker = self._breakers[judge.name]
+            if not breaker.allow():
+                attempts.append(JudgeAttempt(source=judge.name, outcome="skipped_open_circuit"))
+                _count(self._skipped, judge.name)
+                continue
+            started = time.perf_counter()
+            try:
+                label, error = await self._ask(judge, prediction, context)
+            except BaseException:
+                breaker.release()
+                raise
+            latency_ms = (time.perf_counter() - started) * 1000.0
+            if label is None:
+                breaker.record_failure()
+                _count(self._failures, judge.name)
+                attempts.append(
+                    JudgeAttempt(
+                        source=judge.name, outcome="failed", error=error, latency_ms=latency_ms
+                    )
+                )
+                continue
+            breaker.record_success()
+            attempts.append(JudgeAttempt(source=judge.name, outcome="ok", latency_ms=latency_ms))
+            return self._resolved(
+                JudgeOutcome(
+                    label=label,
+                    source=judge.name,
+                    agrees=label == self._canonical.get(_key(prediction.label), prediction.label),
+                    attempts=attempts,
+                )
+            )
+        return self._resolved(JudgeOutcome(label=None, source=FALLBACK_SOURCE, attempts=attempts))
+
+    def metrics(self) -> JudgeMetrics:
+        """A snapshot of the counts so far (later outcomes do not change it)."""
+        total = sum(self._by_source.values())
+        scored = total - self._by_source.get(FALLBACK_SOURCE, 0)
+        low, high = wilson_interval(scored, total)
+        return JudgeMetrics(
+            total=total,
+            by_source=dict(self._by_source),
+            failures_by_judge=dict(self._failures),
+            skipped_by_judge=dict(self._skipped),
+            circuit_by_judge={name: breaker.state for name, breaker in self._breakers.items()},
+            pct_scored_by_judge=100.0 * scored / total if total else None,
+            pct_scored_by_judge_ci95=(100.0 * low, 100.0 * high) if total else None,
+        )
+
+    async def _ask(
+        self, judge: Judge, prediction: Prediction, context: str | None
+    ) -> tuple[str | None, str | None]:
+        """The judge's label in the vocabulary's spelling, or why there is none."""
+        try:
+            async with asyncio.timeout(judge.timeout) as scope:
+                answer: object = await judge.verdict(prediction, context)
+        except TimeoutError as exc:
+            if scope.expired():
+                return None, f"TimeoutError: no verdict within {judge.timeout:g}s"
+            return None, _describe(exc)
+        except Exception as exc:
+            return None, _describe(exc)
+        label = self._canonical.get(_key(answer)) if isinstance(answer, str) else None
+        if label is None:
+            allowed = ", ".join(self.vocabulary)
+            shown = repr(answer)[:80]
+            return None, f"OutOfVocabulary: verdict {shown} is not one of {allowed}"
+        return label, None
+
+    def _resolved(self, outcome: JudgeOutcome) -> JudgeOutcome:
+        _count(self._by_source, outcome.source)
+        return outcome
+
+
+def _key(label: str) -> str:
+    return label.strip().casefold()
+
+
+def _count(counts: dict[str, int], key: str) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _describe(exc: BaseException) -> str:
+    message = " ".join(str(exc).split())
+    line = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _check_vocabulary(vocabulary: Sequence[str], owner: str) -> tuple[str, ...]:
+    labels = tuple(vocabulary)
+    keys = {_key(label) for label in labels}
+    if isinstance(vocabulary, str) or not labels or "" in keys or len(keys) != len(labels):
+        raise ValueError(
+            f"The 'vocabulary' parameter of {owner} must be a non-empty sequence of distinct, "
+            f"non-blank labels. Got {vocabulary!r} instead."
+        )
+    return labels
+
+
+def _check_timeout(timeout: float, owner: str) -> float:
+    if isinstance(timeout, bool) or not (timeout > 0 and math.isfinite(timeout)):
+        raise ValueError(
+            f"The 'timeout' parameter of {owner} must be a positive number of seconds. "
+            f"Got {timeout!r} instead."
+        )
+    return float(timeout)
