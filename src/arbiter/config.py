@@ -61,7 +61,31 @@ class Settings(BaseSettings):
     ollama_url: str = Field(
         default="http://localhost:11434", validation_alias=AliasChoices("OLLAMA_URL")
     )
-    """Root URL of an Ollama server, for the ``ollama`` provider (``OLLAMA_URL``)."""
+    """Root URL of an Ollama server, for the ``ollama`` provider and the Ollama
+    embedder (``OLLAMA_URL``)."""
+    ollama_embedding_model: str = Field(
+        default="nomic-embed-text", validation_alias=AliasChoices("OLLAMA_EMBEDDING_MODEL")
+    )
+    """Embedding model of the Ollama embedder (``OLLAMA_EMBEDDING_MODEL``); use the model of
+    the system whose vectors share the namespace."""
+    ollama_embedding_prefix: str = "search_document: "
+    """Task prefix put before every text the Ollama embedder embeds
+    (``ARBITER_OLLAMA_EMBEDDING_PREFIX``); nomic-embed-text's is ``"search_document: "``."""
+    upstash_vector_rest_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("UPSTASH_VECTOR_REST_URL")
+    )
+    """REST URL of an Upstash Vector index (``UPSTASH_VECTOR_REST_URL``); no default."""
+    upstash_vector_rest_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("UPSTASH_VECTOR_REST_TOKEN")
+    )
+    """REST token of that index (``UPSTASH_VECTOR_REST_TOKEN``); never logged."""
+    upstash_vector_threshold: float = Field(
+        default=0.90, ge=-1.0, le=1.0, validation_alias=AliasChoices("UPSTASH_VECTOR_THRESHOLD")
+    )
+    """Cosine similarity a neighbour needs to count in the consistency layer
+    (``UPSTASH_VECTOR_THRESHOLD``), for every vector store. Upstash itself reports
+    ``(1 + cos) / 2``; its store converts that back to the cosine, so a threshold of t on
+    Upstash's own scale is ``2t - 1`` here."""
     llama_cpp_url: str = "http://127.0.0.1:8089/v1"
     """OpenAI-style API root of a llama.cpp server (``ARBITER_LLAMA_CPP_URL``)."""
     model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
