@@ -11,11 +11,19 @@ Instruments:
 - histogram ``arbiter.layer.latency`` (ms, attribute ``layer``, ``status``);
 - counter ``arbiter.judge.outcome`` (attribute ``source``);
 - counters ``arbiter.items`` and ``arbiter.escalations``;
-- gauge-like histogram ``arbiter.harness.metric`` for offline run figures.
+- gauge ``arbiter.harness.metric`` for offline run figures (attribute ``metric``).
+
+``Telemetry.from_env()`` exports both over OTLP/HTTP when ``OTEL_EXPORTER_OTLP_ENDPOINT``
+is set. The SDK and the exporter are the optional extra ``arbiter[otel]``, imported
+only then. Export is bounded (short timeouts) and quiet: an unreachable collector never
+slows the program down much and never prints; the exporters' complaints are demoted
+to DEBUG log records, so ``logging`` at DEBUG still shows them.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +34,50 @@ from opentelemetry.trace import Span, Status, StatusCode
 __all__ = ["Telemetry"]
 
 Attributes = Mapping[str, str | int | float | bool]
+
+ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
+"""The variable that switches export on (the name every OTel SDK reads)."""
+
+_log = logging.getLogger(__name__)
+
+# Loggers through which the OTLP/HTTP exporters report failed exports (connection
+# refused, timeouts, retries). Filters on a logger do not see its children's records,
+# so each is named.
+_EXPORTER_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http",
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.otlp.proto.http._common",
+    "opentelemetry.exporter.otlp.common.http",
+)
+
+
+class _DemoteToDebug(logging.Filter):
+    """Rewrites a record's level to DEBUG: kept for whoever logs at DEBUG, shown to no one else.
+
+    Handlers compare the record's level after the logger's filters ran, so a demoted
+    record passes the usual WARNING handlers (and logging's last-resort stderr handler) by.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.levelno = logging.DEBUG
+        record.levelname = "DEBUG"
+        return True
+
+
+def _quiet_exporter_logs() -> None:
+    for name in _EXPORTER_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DemoteToDebug) for f in logger.filters):
+            logger.addFilter(_DemoteToDebug())
+
+
+def _positive_ms(environ: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 class Telemetry:
@@ -43,6 +95,7 @@ class Telemetry:
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         self.enabled = tracer_provider is not None or meter_provider is not None
+        self._closed = False
         self._tracer_provider = tracer_provider or trace.NoOpTracerProvider()
         self._meter_provider = meter_provider or metrics.NoOpMeterProvider()
         self._tracer = self._tracer_provider.get_tracer("arbiter")
@@ -57,7 +110,7 @@ class Telemetry:
         self._escalations = meter.create_counter(
             "arbiter.escalations", description="Items escalated to the expensive layers"
         )
-        self._harness = meter.create_histogram(
+        self._harness = meter.create_gauge(
             "arbiter.harness.metric", description="Figures of offline runs (accuracy, ...)"
         )
 
@@ -65,6 +118,84 @@ class Telemetry:
     def disabled(cls) -> Telemetry:
         """Telemetry that records nothing."""
         return cls()
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        service_name: str = "arbiter",
+        export_timeout: float = 2.0,
+    ) -> Telemetry:
+        """OTLP/HTTP export when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, else :meth:`disabled`.
+
+        Spans go to ``{endpoint}/v1/traces`` through a batching processor, metrics to
+        ``{endpoint}/v1/metrics`` every ``OTEL_METRIC_EXPORT_INTERVAL`` ms (default
+        60,000) and at :meth:`shutdown`. ``OTEL_SERVICE_NAME`` overrides
+        ``service_name``, ``OTEL_EXPORTER_OTLP_HEADERS`` adds headers and
+        ``OTEL_SDK_DISABLED=true`` turns export off, as in every OTel SDK. Without the
+        ``arbiter[otel]`` extra, one warning is logged and telemetry stays disabled.
+
+        Args:
+            environ: Variables to read; the process environment when None.
+            service_name: The ``service.name`` resource attribute.
+            export_timeout: Seconds one export may take, retries included; kept short
+                so that an absent collector costs little at shutdown.
+
+        Returns:
+            A Telemetry that owns its providers; call :meth:`shutdown` to flush.
+
+        Examples:
+            >>> telemetry = Telemetry.from_env({})
+            >>> telemetry.enabled
+            False
+        """
+        env = os.environ if environ is None else environ
+        endpoint = env.get(ENDPOINT_VARIABLE, "").strip().rstrip("/")
+        if not endpoint or env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            return cls.disabled()
+        try:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+                OTLPMetricExporter,
+            )
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk.metrics import MeterProvider
+            from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+            from opentelemetry.util.re import parse_env_headers
+        except ImportError as exc:
+            _log.warning(
+                "%s is set but OpenTelemetry export needs the 'otel' extra "
+                "(pip install 'arbiter[otel]'; missing: %s); telemetry stays off",
+                ENDPOINT_VARIABLE,
+                exc.name or exc,
+            )
+            return cls.disabled()
+        _quiet_exporter_logs()
+        headers = dict(parse_env_headers(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""), liberal=True))
+        resource = Resource.create(
+            {"service.name": env.get("OTEL_SERVICE_NAME", "").strip() or service_name}
+        )
+        tracer_provider = TracerProvider(resource=resource)
+        tracer_provider.add_span_processor(
+            BatchSpanProcessor(
+                OTLPSpanExporter(
+                    endpoint=f"{endpoint}/v1/traces", headers=headers, timeout=export_timeout
+                ),
+                export_timeout_millis=export_timeout * 1000,
+            )
+        )
+        reader = PeriodicExportingMetricReader(
+            OTLPMetricExporter(
+                endpoint=f"{endpoint}/v1/metrics", headers=headers, timeout=export_timeout
+            ),
+            export_interval_millis=_positive_ms(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000),
+            export_timeout_millis=export_timeout * 1000,
+        )
+        meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+        return cls(tracer_provider=tracer_provider, meter_provider=meter_provider)
 
     @contextmanager
     def span(self, name: str, attributes: Attributes | None = None) -> Iterator[Span]:
@@ -105,10 +236,20 @@ class Telemetry:
         self, name: str, value: float, attributes: Attributes | None = None
     ) -> None:
         """One figure of an offline run (accuracy, pass^k, ...)."""
-        self._harness.record(value, {"metric": name, **dict(attributes or {})})
+        self._harness.set(value, {"metric": name, **dict(attributes or {})})
+
+    def flush(self, timeout_millis: int = 5_000) -> None:
+        """Export what is buffered now, without closing (for long-lived services)."""
+        for provider in (self._tracer_provider, self._meter_provider):
+            force_flush: Any = getattr(provider, "force_flush", None)
+            if callable(force_flush):
+                force_flush(timeout_millis)
 
     def shutdown(self) -> None:
-        """Flush and close the providers this object owns."""
+        """Flush and close the providers this object owns; later calls do nothing."""
+        if self._closed:
+            return
+        self._closed = True
         for provider in (self._tracer_provider, self._meter_provider):
             close: Any = getattr(provider, "shutdown", None)
             if callable(close):

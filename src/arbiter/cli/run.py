@@ -28,6 +28,7 @@ from arbiter.harness.runner import resume_eval_async, run_eval_async
 from arbiter.store.repository import Store
 from arbiter.systems.base import ResponseMapping, SystemUnderTest
 from arbiter.systems.factory import build_system
+from arbiter.telemetry import Telemetry
 
 __all__ = ["demo", "run", "runs"]
 
@@ -226,13 +227,17 @@ def run(
     headers = _parse_pairs(header or [], ":", "--header")
     if resume is not None:
         store = open_store(settings)
+        telemetry = Telemetry.from_env()
         try:
             info = store.get_run(resume)
             sut = build_system(info.system, headers=headers)
             with progress_bar(f"resuming {info.id}", enabled=not quiet) as progress:
-                report = asyncio.run(resume_eval_async(store, info.id, sut, progress=progress))
+                report = asyncio.run(
+                    resume_eval_async(store, info.id, sut, progress=progress, telemetry=telemetry)
+                )
             _finish(report, store, as_json=as_json)
         finally:
+            telemetry.shutdown()
             store.close()
         return
     # Everything is validated before the store is opened: bad input writes nothing.
@@ -263,6 +268,7 @@ def run(
     )
     new_sut: SystemUnderTest = build_system(description, headers=headers)
     store = open_store(settings)
+    telemetry = Telemetry.from_env()
     try:
         with progress_bar(data.name, enabled=not quiet) as progress:
             report = asyncio.run(
@@ -279,10 +285,12 @@ def run(
                     store=store,
                     progress=progress,
                     on_start=_announce,
+                    telemetry=telemetry,
                 )
             )
         _finish(report, store, as_json=as_json)
     finally:
+        telemetry.shutdown()  # flushes the run's span and figures
         store.close()
 
 

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -23,6 +23,7 @@ from arbiter.errors import InputError, SystemCrashed, SystemTimeout, SystemUnder
 from arbiter.harness.report import build_report, is_correct
 from arbiter.store.repository import PairResult, RunStatus, Store
 from arbiter.systems.base import SystemUnderTest
+from arbiter.telemetry import Telemetry
 
 __all__ = [
     "ProgressCallback",
@@ -227,6 +228,7 @@ async def run_eval_async(
     store: Store | None = None,
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Report:
     """Run ``dataset`` through ``system`` ``k`` times and report how well it did.
 
@@ -248,6 +250,8 @@ async def run_eval_async(
         progress: Called with ``(done, total)`` after each completed pair.
         on_start: Called with the run id once the run is stored (to tell the user how
             to resume it).
+        telemetry: Where the run's span ``arbiter.run_eval`` and its figures (gauge
+            ``arbiter.harness.metric``) go; nothing is recorded when None.
 
     Returns:
         The report, with ``run_id`` set when a store was given.
@@ -289,7 +293,7 @@ async def run_eval_async(
         if on_start is not None:
             on_start(run_id)
     pairs = [(e, rep) for e in examples for rep in range(config.k)]
-    return await _run_pairs(
+    run = _run_pairs(
         system,
         dataset,
         examples,
@@ -301,6 +305,7 @@ async def run_eval_async(
         progress=progress,
         prior=[],
     )
+    return await _observed(run, telemetry, dataset.name, description, config.k, run_id)
 
 
 async def _run_pairs(
@@ -363,12 +368,41 @@ async def _run_pairs(
     )
 
 
+async def _observed(
+    run: Awaitable[Report],
+    telemetry: Telemetry | None,
+    dataset_name: str,
+    description: Mapping[str, Any],
+    k: int,
+    run_id: str | None,
+) -> Report:
+    """Await ``run`` inside a span ``arbiter.run_eval``, then record the report's figures."""
+    telemetry = telemetry or Telemetry.disabled()
+    attributes = {"dataset": dataset_name, "system": describe_system_short(description)}
+    with telemetry.span("arbiter.run_eval", {**attributes, "k": k}) as span:
+        if run_id is not None:
+            span.set_attribute("run_id", run_id)
+        report = await run
+        span.set_attribute("n_examples", report.n_examples)
+    figures = {
+        "accuracy": report.strict.accuracy.estimate,
+        "mapped_accuracy": report.mapped.accuracy.estimate if report.mapped else None,
+        "pass_hat_k": report.pass_hat_k.estimate,
+        "error_rate": report.error_rate,
+    }
+    for name, value in figures.items():
+        if value is not None:
+            telemetry.record_run_metric(name, value, attributes)
+    return report
+
+
 async def resume_eval_async(
     store: Store,
     run_id: str,
     system: SystemUnderTest,
     *,
     progress: ProgressCallback | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Report:
     """Continue a stored run: only its missing (example, repetition) pairs are run.
 
@@ -377,6 +411,7 @@ async def resume_eval_async(
         run_id: Id (or unique prefix) of the run.
         system: The system under test, rebuilt from the run's stored description.
         progress: Called with ``(done, total)`` after each completed pair.
+        telemetry: As for :func:`run_eval_async`.
     """
     info = store.get_run(run_id)
     config = RunConfig.model_validate(info.config)
@@ -386,7 +421,7 @@ async def resume_eval_async(
     done = {(r.example_id, r.repetition) for r in prior}
     pairs = [(e, rep) for e in examples for rep in range(config.k) if (e.id, rep) not in done]
     store.set_status(info.id, "running")
-    return await _run_pairs(
+    run = _run_pairs(
         system,
         dataset,
         examples,
@@ -399,6 +434,7 @@ async def resume_eval_async(
         prior=prior,
         prior_elapsed=info.elapsed_seconds,
     )
+    return await _observed(run, telemetry, dataset.name, info.system, config.k, info.id)
 
 
 def run_eval(system: SystemUnderTest, dataset: Dataset, **options: Any) -> Report:

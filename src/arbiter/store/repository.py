@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from arbiter.contract import Dataset, Example
 from arbiter.errors import StoreError, StoreUnavailable
 from arbiter.store import jury_models as _jury_models  # noqa: F401  (the jury's tables)
+from arbiter.store import online_models as _online_models  # noqa: F401  (online results)
 from arbiter.store.models import Base, DatasetRow, ResultRow, RunRow
 
 __all__ = ["PairResult", "RunInfo", "RunStatus", "Store"]

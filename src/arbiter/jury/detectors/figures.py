@@ -11,6 +11,7 @@ the figure unsupported.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -216,9 +217,10 @@ def _as_written(analysis: Analysis, q: Quantity) -> str:
     """The figure as written, with the noun it counts when it is a bare number."""
     if q.kind != "number":
         return analysis.text[q.start : q.end]
-    after = next((t for t in analysis.tokens if t.start >= q.end), None)
-    if after is not None and after.stem and after.start - q.end <= 1:
-        return analysis.text[q.start : after.end]
+    tokens = analysis.tokens
+    after = bisect_left(tokens.starts, q.end)
+    if after < len(tokens) and tokens.stems[after] and tokens.starts[after] - q.end <= 1:
+        return analysis.text[q.start : tokens.ends[after]]
     return analysis.text[q.start : q.end]
 
 

@@ -77,6 +77,18 @@ def _markers(text: str) -> tuple[tuple[int, int, int], ...]:
     return tuple(sorted(found, key=lambda item: item[1]))
 
 
+@lru_cache(maxsize=1024)
+def _uses(text: str, index: int) -> bool:
+    """Whether ``text`` has marker ``index`` (cached: every lens asks).
+
+    The same as ``index in {i for i, _, _ in _markers(text)}``, but a long context is
+    only searched for the markers the output uses, and only up to the first one.
+    """
+    keys, pattern, _ = _MARKERS[index]
+    low = text.lower()
+    return any(key in low for key in keys) and pattern.search(text) is not None
+
+
 def unsupported_markers(
     task: str, context: str, output: str, settings: DetectorSettings
 ) -> list[Callout]:
@@ -98,11 +110,10 @@ def unsupported_markers(
         ['Studies show it boosts focus']
     """
     del task
-    sourced = {index for index, _, _ in _markers(context)}
     callouts: list[Callout] = []
     quoted: set[tuple[int, int]] = set()
     for index, start, end in _markers(output):
-        if index in sourced or (_MARKERS[index][2] and not settings.weak_markers):
+        if (_MARKERS[index][2] and not settings.weak_markers) or _uses(context, index):
             continue
         span = clause_span(output, start, end, min_words=4)
         if span in quoted:

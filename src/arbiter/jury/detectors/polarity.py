@@ -14,11 +14,12 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
 
 from arbiter.contract import Callout
 from arbiter.jury.detectors.analysis import Analysis, analyse
 from arbiter.jury.detectors.settings import DetectorSettings
-from arbiter.jury.detectors.text import Token, Window, overlap, stem, window
+from arbiter.jury.detectors.text import Window, overlap, stem, window
 
 __all__ = ["polarity_flips"]
 
@@ -73,6 +74,25 @@ _RULE_WORDS = (
 _RULE_STEMS = frozenset(stem(w) for w in _RULE_WORDS.split())
 
 
+_AXES = frozenset(axis for axis, _, _ in _CUES)
+"""The axes of the rule words; a bare negation's axis is ``not:`` and the negated stem."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cue:
+    """A rule word of a text with its axis and sign, before its window is read."""
+
+    axis: str
+    sign: int
+    start: int
+    end: int
+    first: int
+    last: int
+    """Indices of its first and last token."""
+    stems: frozenset[str]
+    """The stems of its own words, left out of its window."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Mention:
     axis: str
@@ -89,16 +109,24 @@ def _is_month(text: str, start: int, end: int) -> bool:
     return not opens or _DIGIT_NEXT.match(text, end) is not None
 
 
-def _is_negator(text: str, token: Token) -> bool:
-    if token.stem not in _NEGATORS and not token.stem.endswith("n't"):
-        return False  # cheap test first; the stem of "note" is "not" too
-    word = text[token.start : token.end].lower().replace("’", "'")
-    return word in _NEGATORS or word.endswith("n't")
+@lru_cache(maxsize=65536)
+def _is_negator(word: str) -> bool:
+    """Whether a word is "not", "never", "cannot" or ends in "n't"."""
+    low = word.lower().replace("’", "'")
+    return low in _NEGATORS or low.endswith("n't")
 
 
-def _segment_words(analysis: Analysis, segment: int) -> frozenset[str]:
-    words = analysis.segment_words
-    return words[segment] if segment < len(words) else frozenset()
+@lru_cache(maxsize=65536)
+def _cue_positions(word: str) -> tuple[int, ...]:
+    """Offsets into ``word`` where a ``_CUE`` match can begin, most likely first.
+
+    At its start when the word can begin one; 3 before its end when it ends in "n't".
+    """
+    low = word.lower().replace("’", "'")
+    tries = (0,) if low in _CUE_STARTERS else ()
+    if low.endswith("n't"):
+        tries = (*tries, len(word) - 3)
+    return tries
 
 
 def _token_range(analysis: Analysis, start: int, end: int) -> tuple[int, int]:
@@ -109,17 +137,17 @@ def _token_range(analysis: Analysis, start: int, end: int) -> tuple[int, int]:
 
 def _cue_matches(text: str, analysis: Analysis) -> list[re.Match[str]]:
     """Matches of ``_CUE``, tried only where a word can start one (much faster)."""
+    tokens = analysis.tokens
+    positions = list(map(_cue_positions, tokens.words))
     found: list[re.Match[str]] = []
     taken = 0
-    for token in analysis.tokens:
-        if not token.stem or token.start < taken:
+    # Only the few words that can start a cue are visited (a figure's word is empty).
+    for i in compress(range(len(positions)), positions):
+        start = tokens.starts[i]
+        if start < taken:
             continue
-        low = text[token.start : token.end].lower().replace("’", "'")
-        tries = [token.start] if low in _CUE_STARTERS else []
-        if low.endswith("n't"):
-            tries.append(token.end - 3)
-        for position in tries:
-            match = _CUE.match(text, position)
+        for offset in positions[i]:
+            match = _CUE.match(text, start + offset)
             if match:
                 found.append(match)
                 taken = match.end()
@@ -128,9 +156,10 @@ def _cue_matches(text: str, analysis: Analysis) -> list[re.Match[str]]:
 
 
 @lru_cache(maxsize=256)
-def _axis_mentions(text: str) -> tuple[_Mention, ...]:
+def _axis_cues(text: str) -> tuple[_Cue, ...]:
+    """The rule words of ``text`` with their axis and sign, before their windows are read."""
     analysis = analyse(text)
-    mentions: list[_Mention] = []
+    cues: list[_Cue] = []
     for match in _cue_matches(text, analysis):
         name = match.lastgroup or "c0"
         axis, sign, _ = _CUES[int(name[1:])]
@@ -144,38 +173,53 @@ def _axis_mentions(text: str) -> tuple[_Mention, ...]:
         first, last = _token_range(analysis, match.start(), match.end())
         if first >= len(analysis.tokens):
             continue
-        cue_stems = {stem(w) for w in word.split()}
-        mentions.append(
-            _Mention(
-                axis,
-                sign,
-                match.start(),
-                match.end(),
-                window(analysis.tokens, first, last, ignore=cue_stems),
-                _segment_words(analysis, analysis.tokens[first].segment) - cue_stems,
-            )
+        own = frozenset(stem(w) for w in word.split())
+        cues.append(_Cue(axis, sign, match.start(), match.end(), first, last, own))
+    return tuple(cues)
+
+
+@lru_cache(maxsize=256)
+def _axis_mentions(text: str, axes: frozenset[str]) -> tuple[_Mention, ...]:
+    """The polar mentions of ``text`` on ``axes``, in order.
+
+    A context's are only wanted on the axes its output has mentions on: reading the
+    words around the others would be wasted.
+    """
+    analysis = analyse(text)
+    tokens = analysis.tokens
+    return tuple(
+        _Mention(
+            cue.axis,
+            cue.sign,
+            cue.start,
+            cue.end,
+            window(tokens, cue.first, cue.last, ignore=cue.stems),
+            analysis.segment_words(cue.first) - cue.stems,
         )
-    return tuple(mentions)
+        for cue in _axis_cues(text)
+        if cue.axis in axes
+    )
 
 
 @lru_cache(maxsize=256)
 def _negated_stems(text: str) -> frozenset[str]:
     """Stems of the first content word after each bare negator ("not eligible")."""
     tokens = analyse(text).tokens
-    cues = [(m.start, m.end) for m in _axis_mentions(text)]
+    stems, starts = tokens.stems, tokens.starts
+    cues = [(c.start, c.end) for c in _axis_cues(text)]
     found: set[str] = set()
-    for i, token in enumerate(tokens):
-        if not token.stem or not _is_negator(text, token):
-            continue
-        if any(s <= token.start < e for s, e in cues):
+    # Only the few negators are visited (a figure's word is empty, so never one).
+    for i in compress(range(len(tokens)), map(_is_negator, tokens.words)):
+        if any(s <= starts[i] < e for s, e in cues):
             continue  # "cannot", "not required": a rule word's own negation
-        for follower in tokens[i + 1 : i + 1 + _NEGATION_REACH]:
-            if follower.segment != token.segment or not follower.stem:
+        segment = tokens.segment(i)
+        for j in range(i + 1, i + 1 + _NEGATION_REACH):
+            if j not in segment or not stems[j]:
                 break
-            if follower.stem in _RULE_STEMS:
+            if stems[j] in _RULE_STEMS:
                 break
-            if follower.content:
-                found.add(follower.stem)
+            if tokens.contents[j]:
+                found.add(stems[j])
                 break
     return frozenset(found)
 
@@ -186,19 +230,24 @@ def _negation_mentions(text: str, stems: frozenset[str]) -> tuple[_Mention, ...]
     analysis = analyse(text)
     tokens = analysis.tokens
     mentions: list[_Mention] = []
-    for i, token in enumerate(tokens):
-        if token.stem not in stems or not token.content:
+    # Only the occurrences of ``stems`` are visited.
+    for i in compress(range(len(tokens)), map(stems.__contains__, tokens.stems)):
+        word = tokens.stems[i]
+        if not tokens.contents[i]:
             continue
-        near = tokens[max(0, i - _NEGATION_REACH) : i + _NEGATION_REACH + 1]
-        negated = any(t.clause == token.clause and t.stem and _is_negator(text, t) for t in near)
+        clause = tokens.clause(i)
+        near = range(max(0, i - _NEGATION_REACH), min(i + _NEGATION_REACH + 1, len(tokens)))
+        negated = any(
+            j in clause and tokens.stems[j] and _is_negator(tokens.words[j]) for j in near
+        )
         mentions.append(
             _Mention(
-                "not:" + token.stem,
+                "not:" + word,
                 -1 if negated else 1,
-                token.start,
-                token.end,
-                window(tokens, i, i, ignore={token.stem}),
-                _segment_words(analysis, token.segment) - {token.stem},
+                tokens.starts[i],
+                tokens.ends[i],
+                window(tokens, i, i, ignore={word}),
+                analysis.segment_words(i) - {word},
             )
         )
     return tuple(mentions)
@@ -231,13 +280,17 @@ def polarity_flips(
         ['A signature is optional on delivery']
     """
     del task
-    out_mentions = list(_axis_mentions(output))
-    ctx_mentions = list(_axis_mentions(context))
+    out_mentions = list(_axis_mentions(output, _AXES))
     if settings.negation_flips:
         stems = _negated_stems(output) | _negated_stems(context)
         if stems:
             out_mentions += _negation_mentions(output, stems)
-            ctx_mentions += _negation_mentions(context, stems)
+    # Only the context's mentions on the output's axes are ever compared.
+    axes = {m.axis for m in out_mentions}
+    ctx_mentions = list(_axis_mentions(context, frozenset(axes & _AXES)))
+    negated = frozenset(axis[len("not:") :] for axis in axes - _AXES)
+    if negated:
+        ctx_mentions += _negation_mentions(context, negated)
     out, ctx = analyse(output), analyse(context)
     callouts: list[Callout] = []
     for mention in out_mentions:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate, compress
 from typing import Literal
 
 from arbiter.jury.detectors.text import STOPWORDS, stem
@@ -84,11 +86,16 @@ _PATTERN = re.compile(
     ),
     re.IGNORECASE,
 )
-# Every alternative of _PATTERN starts where this matches; trying _PATTERN only there is
-# several times faster than letting it scan every position.
-_ANCHOR = re.compile(
-    rf"[\d$€£¥₹]|\b(?:US|A|C|NZ|HK)\$|\b(?:USD|EUR|GBP)\b|(?i:\b(?:half|{_NW})\b)|\b{_MONTH}\b"
-)
+# Every alternative of _PATTERN starts at an anchor: a digit or a currency sign, or a
+# whole word (a maximal run of word characters) that is a currency code, a number word
+# or a month, or that names a dollar ("US" in "US$5", the anchor then ending after the
+# "$"). Trying _PATTERN only there is several times faster than at every position; and
+# finding the anchors among the words, rather than with one regex tried at every
+# position, is several times faster again.
+_ANCHOR_SIGN = re.compile(r"[\d$€£¥₹]")
+_ANCHOR_WORD = re.compile(rf"(?:USD|EUR|GBP)|(?i:half|{_NW})|{_MONTH}")
+_DOLLAR_NAMES = frozenset({"US", "A", "C", "NZ", "HK"})
+_WORD_RUN = re.compile(r"(\w+)")
 _PAREN = re.compile(r"\(\s*(\d[\d,.]*)\s*\)")
 _MULTIPLIER = {"k": 1e3, "m": 1e6, "bn": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _CURRENCY = {
@@ -206,18 +213,44 @@ def extract_quantities(text: str) -> list[Quantity]:
     """
     found: list[Quantity] = []
     position = 0
-    while anchor := _ANCHOR.search(text, position):
-        match = _PATTERN.match(text, anchor.start())
-        if match is None:
-            position = anchor.end()
+    for start, end in _anchors(text):
+        if start < position:
             continue
-        position = max(match.end(), anchor.end())
+        match = _PATTERN.match(text, start)
+        if match is None:
+            position = end
+            continue
+        position = max(match.end(), end)
         group = match.lastgroup
         if group in ("listmark", "version", "slash", None):
             continue
         before = text[max(0, match.start() - 24) : match.start()]
         hedged = _HEDGE.search(before) is not None
         found.extend(_build(group, match, text, hedged))
+    return found
+
+
+@lru_cache(maxsize=65536)
+def _is_anchor_word(word: str) -> bool:
+    return word in _DOLLAR_NAMES or _ANCHOR_WORD.fullmatch(word) is not None
+
+
+def _anchors(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every anchor of ``text``, in order."""
+    found = [m.span() for m in _ANCHOR_SIGN.finditer(text)]
+    # Splitting on the captured words gives [gap, word, gap, word, ..., gap]; the running
+    # sum of their lengths gives every offset, with no Match object per word.
+    pieces = _WORD_RUN.split(text)
+    words = pieces[1::2]
+    offsets = list(accumulate(map(len, pieces)))
+    for i in compress(range(len(words)), map(_is_anchor_word, words)):
+        start, end = offsets[2 * i], offsets[2 * i + 1]
+        if words[i] in _DOLLAR_NAMES:
+            if not text.startswith("$", end):
+                continue
+            end += 1
+        found.append((start, end))
+    found.sort()
     return found
 
 

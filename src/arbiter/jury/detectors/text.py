@@ -8,14 +8,15 @@ any span cut from it is verbatim.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 
 __all__ = [
     "STOPWORDS",
-    "Token",
+    "Tokens",
     "Window",
     "clause_span",
     "overlap",
@@ -35,12 +36,15 @@ _CLAUSE_PENALTY = 0.5
 # A segment ends after . ! ? followed by a space, at a line break, or at a semicolon.
 _SEGMENT_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|\n|;")
 _CLAUSE_BREAK = re.compile(r",(?=\s)|\s[-–—]\s|[()]")
+_SEGMENT_SPLIT = re.compile(f"({_SEGMENT_END.pattern})")
+_CLAUSE_SPLIT = re.compile(f"({_CLAUSE_BREAK.pattern})")
 # Words after a figure and past one of these belong to the next item or the next figure
 # ("3 designers and 1 manager", "from 10 June to Thursday 12 June").
 _CONJUNCTIONS = frozenset(
     {"and", "or", "but", "while", "whereas", "although", "to", "from", "than", "until"}
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]|[A-Za-z]")
+_WORD_SPLIT = re.compile(f"({_WORD.pattern})")
 _BULLET = re.compile(r"\s*(?:[-*•‣◦]|\d{1,2}[.)]|[a-z][.)])\s+")
 
 _STOPWORD_TEXT = """a about above after again against all almost also although am among an and any
@@ -64,21 +68,50 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @dataclass(frozen=True, slots=True)
-class Token:
-    """A word of the text, or a placeholder for a figure (``stem`` is empty)."""
+class Tokens:
+    """The words of a text and placeholders for its figures, in order, as columns.
 
-    start: int
-    end: int
-    stem: str
-    segment: int
-    clause: int
-    content: bool
+    Token ``i`` is ``words[i]`` at ``starts[i]:ends[i]``, and so on. Columns rather than
+    one object per token: a long context has over a thousand tokens, and building,
+    collecting and scanning that many objects was most of the time spent on a text.
+    Which segment or clause a token is in is looked up in the bounds when asked.
+    """
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    words: tuple[str, ...]
+    """The word as written; empty for a figure."""
+    stems: tuple[str, ...]
+    """The word's stem; empty for a figure (a word's stem never is)."""
+    contents: tuple[bool, ...]
     """A word that can identify a thing: not a stopword, not a figure."""
-    barrier: bool
+    barriers: tuple[bool, ...]
     """A figure that ends the window of a neighbouring figure (names like "Week 1" do not)."""
+    segment_starts: tuple[int, ...]
+    """Sorted start offsets of the segments, the first being 0."""
+    clause_starts: tuple[int, ...]
+    """Sorted start offsets of the clauses, the first being 0 (some twice)."""
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def segment(self, index: int) -> range:
+        """The indices of the tokens in the segment of token ``index``."""
+        return self._part(self.segment_starts, index)
+
+    def clause(self, index: int) -> range:
+        """The indices of the tokens in the clause of token ``index``."""
+        return self._part(self.clause_starts, index)
+
+    def _part(self, bounds: tuple[int, ...], index: int) -> range:
+        # bounds[k - 1] <= start < bounds[k]: the part's tokens start in that interval.
+        k = bisect_right(bounds, self.starts[index])
+        first = bisect_left(self.starts, bounds[k - 1])
+        last = bisect_left(self.starts, bounds[k]) if k < len(bounds) else len(self.starts)
+        return range(first, last)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A crude stem: lowercase, possessive and common suffixes stripped.
 
@@ -98,49 +131,74 @@ def stem(word: str) -> str:
     return w
 
 
+def _match_ends(splitter: re.Pattern[str], text: str) -> list[int]:
+    """Where each match of ``splitter`` (one capturing group around it all) ends.
+
+    Splitting gives [gap, match, gap, match, ..., gap]; the running sum of their lengths
+    gives every offset, with no Match object per match.
+    """
+    return list(accumulate(map(len, splitter.split(text))))[1::2]
+
+
 @lru_cache(maxsize=1024)
 def segment_bounds(text: str) -> tuple[int, ...]:
     """Start offsets of the text's segments, the first being 0."""
-    return (0, *(m.end() for m in _SEGMENT_END.finditer(text)))
+    return (0, *_match_ends(_SEGMENT_SPLIT, text))
 
 
-def _clause_bounds(text: str) -> list[int]:
-    return sorted([0, *(m.end() for m in _CLAUSE_BREAK.finditer(text)), *segment_bounds(text)])
+def _clause_bounds(text: str) -> tuple[int, ...]:
+    return tuple(sorted([0, *_match_ends(_CLAUSE_SPLIT, text), *segment_bounds(text)]))
 
 
-def tokenize(text: str, figures: Sequence[tuple[int, int, bool]]) -> list[Token]:
+@lru_cache(maxsize=65536)
+def _is_content(word: str) -> bool:
+    """Whether a word can identify a thing: not a stopword, not a single letter."""
+    low = word.lower().replace("’", "'")
+    return low not in STOPWORDS and len(low) > 1
+
+
+def tokenize(text: str, figures: Sequence[tuple[int, int, bool]]) -> Tokens:
     """Words and figure placeholders of ``text`` in order; words inside figures are dropped.
 
     Args:
         text: The raw text.
         figures: Sorted, non-overlapping ``(start, end, barrier)`` of each figure.
     """
-    items: list[tuple[int, int, str, bool, bool]] = [(s, e, "", False, b) for s, e, b in figures]
-    fi = 0
-    for match in _WORD.finditer(text):
-        s, e = match.span()
-        while fi < len(figures) and figures[fi][1] <= s:
-            fi += 1
-        if fi < len(figures) and figures[fi][0] < e:
-            continue
-        word = match.group()
-        low = word.lower().replace("’", "'")
-        items.append((s, e, stem(word), low not in STOPWORDS and len(low) > 1, False))
-    items.sort()
-    segments, clauses = segment_bounds(text), _clause_bounds(text)
-    tokens: list[Token] = []
-    segment = clause = 0
-    for s, e, st, content, barrier in items:
-        while segment + 1 < len(segments) and segments[segment + 1] <= s:
-            segment += 1
-        while clause + 1 < len(clauses) and clauses[clause + 1] <= s:
-            clause += 1
-        tokens.append(Token(s, e, st, segment, clause, content, barrier))
-    return tokens
+    # Splitting on the captured words gives [gap, word, gap, word, ..., gap]; the running
+    # sum of their lengths gives every offset. Done this way (no Match object per word)
+    # and column by column with ``map``, the per-word work runs in C.
+    pieces = _WORD_SPLIT.split(text)
+    offsets = list(accumulate(map(len, pieces)))
+    starts, ends, words = offsets[0:-1:2], offsets[1::2], pieces[1::2]
+    barriers = [False] * len(words)
+    # A figure replaces every word it overlaps. Right to left, so that the indices of the
+    # figures still to place stay valid; ``limit`` keeps a word overlapping two figures
+    # from being replaced twice.
+    limit = len(words)
+    for start, end, barrier in reversed(figures):
+        hi = min(bisect_left(starts, end), limit)
+        lo = min(bisect_right(ends, start), hi)
+        starts[lo:hi], ends[lo:hi], words[lo:hi], barriers[lo:hi] = (
+            [start],
+            [end],
+            [""],
+            [barrier],
+        )
+        limit = lo
+    return Tokens(
+        starts=tuple(starts),
+        ends=tuple(ends),
+        words=tuple(words),
+        stems=tuple(map(stem, words)),
+        contents=tuple(map(_is_content, words)),
+        barriers=tuple(barriers),
+        segment_starts=segment_bounds(text),
+        clause_starts=_clause_bounds(text),
+    )
 
 
 def window(
-    tokens: Sequence[Token],
+    tokens: Tokens,
     first: int,
     last: int,
     *,
@@ -162,24 +220,25 @@ def window(
             figures: in "3 designers and 1 manager" the manager is not the 3's).
     """
     skip = set(ignore)
-    anchor = tokens[first]
+    stems, contents, barriers = tokens.stems, tokens.contents, tokens.barriers
+    segment, clause = tokens.segment(first), tokens.clause(first)
     found: Window = {}
-    for step, stop in ((-1, -1), (1, len(tokens))):
+    for step in (-1, 1):
         index = first - 1 if step < 0 else last + 1
         distance = 0
-        while index != stop and distance < WINDOW_WORDS:
-            token = tokens[index]
-            if token.segment != anchor.segment or token.barrier:
+        while index in segment and distance < WINDOW_WORDS:
+            if barriers[index]:
                 break
-            if step > 0 and stop_at_conjunction and token.stem in _CONJUNCTIONS:
+            word = stems[index]
+            if step > 0 and stop_at_conjunction and word in _CONJUNCTIONS:
                 break
-            if token.content and token.stem not in skip:
+            if contents[index] and word not in skip:
                 distance += 1
                 weight = 1.0 / distance
-                if token.clause != anchor.clause:
+                if index not in clause:
                     weight *= _CLAUSE_PENALTY
-                if weight > found.get(token.stem, 0.0):
-                    found[token.stem] = weight
+                if weight > found.get(word, 0.0):
+                    found[word] = weight
             index += step
     return found
 
