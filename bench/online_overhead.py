@@ -32,8 +32,9 @@ from arbiter.contract import Prediction
 from arbiter.online.grounding import GroundingConfig, check_grounding
 from arbiter.online.heuristics import compile_rules
 from arbiter.online.judge_chain import JudgeChain
-from arbiter.online.pipeline import OnlinePipeline, OnlineScorer
+from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import default_rules
+from arbiter.online.scorer import OnlineScorer
 
 SEED = 20261130
 ITEMS_TARGET = 5_000.0

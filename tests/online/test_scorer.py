@@ -12,7 +12,8 @@ import pytest
 from arbiter.contract import Prediction
 from arbiter.online.judge_chain import JudgeChain
 from arbiter.online.models import OnlineResult
-from arbiter.online.pipeline import OnlinePipeline, OnlineScorer
+from arbiter.online.pipeline import OnlinePipeline
+from arbiter.online.scorer import OnlineScorer
 
 CONTRADICTION = {
     "id": "ax",

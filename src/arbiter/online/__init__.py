@@ -1,1 +1,25 @@
-"""Online scoring of unlabelled traffic: layered, cost-ordered, bounded, never raising."""
+"""Online scoring of unlabelled traffic: layered, cost-ordered, bounded, never raising.
+
+::
+
+    from arbiter.online import OnlineConfig, OnlineScorer, build_pipeline
+
+    pipeline = build_pipeline(OnlineConfig.load("online.json"))
+    scorer = OnlineScorer(pipeline, on_result=print)
+    scorer.submit({"id": "evt-1", "label": "nominal", "confidence": 0.93, "raw_output": {...}})
+"""
+
+from arbiter.online.config import OnlineConfig, build_pipeline
+from arbiter.online.models import OnlineResult
+from arbiter.online.pipeline import OnlinePipeline, evaluate_item, evaluate_item_sync
+from arbiter.online.scorer import OnlineScorer
+
+__all__ = [
+    "OnlineConfig",
+    "OnlinePipeline",
+    "OnlineResult",
+    "OnlineScorer",
+    "build_pipeline",
+    "evaluate_item",
+    "evaluate_item_sync",
+]

@@ -18,19 +18,14 @@ line in ``errors``; an unreadable prediction becomes a result saying so.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import inspect
-import json
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from opentelemetry.trace import Span
-from pydantic import ValidationError
 
 from arbiter.config import Settings
 from arbiter.contract import Prediction
@@ -52,6 +47,7 @@ from arbiter.online.models import (
     LayerReport,
     OnlineResult,
 )
+from arbiter.online.reading import Item, describe_error, fallback_id, read_prediction
 from arbiter.online.rules import Condition, RuleSet, default_rules
 from arbiter.systems.base import SystemUnderTest
 from arbiter.telemetry import Telemetry
@@ -60,7 +56,6 @@ __all__ = [
     "ConsistencyCheck",
     "OnlineConfig",
     "OnlinePipeline",
-    "OnlineScorer",
     "PolicyCheck",
     "build_pipeline",
     "evaluate_item",
@@ -72,19 +67,9 @@ logger = logging.getLogger(__name__)
 _EXPENSIVE = ("disagreement", "consistency", "judge")
 _NOT_CONFIGURED = LayerReport(status="not_configured", reason="not configured")
 _NOT_ESCALATED = LayerReport(status="not_escalated", reason="not escalated")
-_MAX_ERROR_CHARS = 300
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
 
 Job = Callable[[Span | None], Awaitable[Any]]
-
-
-@dataclass
-class _Item:
-    doc: Mapping[str, Any]
-    id: str
-    label: str | None
-    typed: Prediction | None
-    errors: list[str]
 
 
 class OnlinePipeline:
@@ -206,9 +191,9 @@ class OnlinePipeline:
                         Telemetry.event(span, "arbiter.error", {"message": line})
         except Exception as exc:  # a bug of ours must not reach the caller either
             result = OnlineResult(
-                prediction_id=_fallback_id(prediction),
+                prediction_id=fallback_id(prediction),
                 label=None,
-                errors=[f"pipeline: {_describe(exc)}"],
+                errors=[f"pipeline: {describe_error(exc)}"],
             )
         result.total_ms = (time.perf_counter() - started) * 1000.0
         self._telemetry.record_item(escalated=result.escalated)
@@ -221,7 +206,7 @@ class OnlinePipeline:
         input: Mapping[str, Any] | None,
         span: Span | None,
     ) -> OnlineResult:
-        item = _read(prediction)
+        item = read_prediction(prediction)
         if isinstance(item, str):
             return self._unreadable(prediction, item)
         layers: dict[str, LayerReport] = {}
@@ -258,7 +243,7 @@ class OnlinePipeline:
             try:
                 result = self.rules.check(doc)
             except Exception as exc:
-                errors.append(f"heuristics: {_describe(exc)}")
+                errors.append(f"heuristics: {describe_error(exc)}")
         self._report(layers, "heuristics", started, None if result is not None else errors[-1])
         return result
 
@@ -281,7 +266,7 @@ class OnlinePipeline:
                         errors.append(f"grounding {failure}")
                         notes.append(failure)
             except Exception as exc:
-                errors.append(f"grounding: {_describe(exc)}")
+                errors.append(f"grounding: {describe_error(exc)}")
                 result = None
         reason = errors[-1] if result is None else "; ".join(notes) or None
         self._report(layers, "grounding", started, reason, ran=result is not None)
@@ -306,7 +291,7 @@ class OnlinePipeline:
         except TimeoutError:
             return result, f"stage 3: no answer within {policy.timeout_s:g}s"
         except Exception as exc:
-            return result, f"stage 3: {_describe(exc)}"
+            return result, f"stage 3: {describe_error(exc)}"
         return checked, None
 
     def _reasons(
@@ -348,7 +333,7 @@ class OnlinePipeline:
 
     async def _escalate(
         self,
-        item: _Item,
+        item: Item,
         result: OnlineResult,
         context: str | None,
         input: Mapping[str, Any] | None,
@@ -385,7 +370,7 @@ class OnlinePipeline:
 
     def _jobs(
         self,
-        item: _Item,
+        item: Item,
         context: str | None,
         input: Mapping[str, Any] | None,
         layers: dict[str, LayerReport],
@@ -448,7 +433,7 @@ class OnlinePipeline:
             try:
                 value = await job(span)
             except Exception as exc:
-                line = _describe(exc)
+                line = describe_error(exc)
                 if span is not None:
                     Telemetry.fail(span, line)
                 ms = (time.perf_counter() - started) * 1000.0
@@ -488,7 +473,7 @@ class OnlinePipeline:
         for name in _EXPENSIVE:
             layers[name] = _NOT_ESCALATED if self._configured(name) else _NOT_CONFIGURED
         return OnlineResult(
-            prediction_id=_fallback_id(prediction), label=None, layers=layers, errors=[why]
+            prediction_id=fallback_id(prediction), label=None, layers=layers, errors=[why]
         )
 
 
@@ -501,89 +486,6 @@ def _failures_inside(value: Any) -> list[str]:
     if isinstance(attempts, list):
         return [f"{a.source}: {a.error}" for a in attempts if a.outcome == "failed"]
     return []
-
-
-def _read(prediction: object) -> _Item | str:
-    """The prediction as a dict plus a validated copy, or why it cannot be read."""
-    if isinstance(prediction, Prediction):
-        doc = {
-            "id": prediction.id,
-            "label": prediction.label,
-            "confidence": prediction.confidence,
-            "raw_output": prediction.raw_output,
-            "metadata": prediction.metadata,
-        }
-        return _Item(doc, prediction.id or _content_id(doc), prediction.label, prediction, [])
-    if not isinstance(prediction, Mapping):
-        kind = type(prediction).__name__
-        return f"unreadable prediction: expected a Prediction or a mapping, got {kind}"
-    errors: list[str] = []
-    typed: Prediction | None
-    try:
-        typed = Prediction.model_validate(prediction)
-    except ValidationError as exc:
-        for error in exc.errors():
-            if error["type"] != "extra_forbidden":
-                where = ".".join(str(part) for part in error["loc"]) or "(root)"
-                errors.append(f"prediction: {where}: {_clip(error['msg'])}")
-        typed = _sanitised(prediction)
-    raw_id, label = prediction.get("id"), prediction.get("label")
-    item_id = str(raw_id) if isinstance(raw_id, str | int) and str(raw_id) else ""
-    return _Item(
-        prediction,
-        item_id or _content_id(prediction),
-        label if isinstance(label, str) else None,
-        typed,
-        errors,
-    )
-
-
-def _sanitised(doc: Mapping[str, Any]) -> Prediction | None:
-    """A valid Prediction from the usable fields, for the layers that need one."""
-    label, confidence = doc.get("label"), doc.get("confidence")
-    raw_output, metadata = doc.get("raw_output"), doc.get("metadata")
-    usable: float | None = None
-    if isinstance(confidence, int | float) and not isinstance(confidence, bool):
-        usable = float(confidence) if 0.0 <= confidence <= 1.0 else None
-    try:
-        return Prediction(
-            id=str(doc.get("id") or ""),
-            label=label if isinstance(label, str) else "" if label is None else str(label),
-            confidence=usable,
-            raw_output=dict(raw_output) if isinstance(raw_output, Mapping) else {},
-            metadata=dict(metadata) if isinstance(metadata, Mapping) else {},
-        )
-    except Exception:
-        return None
-
-
-def _content_id(doc: Mapping[str, Any]) -> str:
-    try:
-        canonical = json.dumps(doc, sort_keys=True, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        canonical = repr(doc)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()[:32]
-
-
-def _fallback_id(prediction: object) -> str:
-    if isinstance(prediction, Prediction) and prediction.id:
-        return prediction.id
-    if isinstance(prediction, Mapping):
-        raw_id = prediction.get("id")
-        if isinstance(raw_id, str | int) and str(raw_id):
-            return str(raw_id)
-        return _content_id(prediction)
-    return "sha256:" + hashlib.sha256(repr(prediction)[:100_000].encode()).hexdigest()[:32]
-
-
-def _clip(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _MAX_ERROR_CHARS else line[: _MAX_ERROR_CHARS - 1] + "…"
-
-
-def _describe(exc: BaseException) -> str:
-    message = _clip(str(exc))
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 async def evaluate_item(
@@ -632,136 +534,3 @@ async def evaluate_item(
 def evaluate_item_sync(prediction: Prediction | Mapping[str, Any], **options: Any) -> OnlineResult:
     """Sync wrapper of :func:`evaluate_item` (not from inside a running event loop)."""
     return asyncio.run(evaluate_item(prediction, **options))
-
-
-class OnlineScorer:
-    """A pipeline behind a bounded queue: ``submit`` returns at once, workers score.
-
-    Call ``submit`` from inside the service's running event loop; the workers start
-    with the first submission. When the queue is full, ``drop_oldest`` discards the
-    oldest waiting item to make room, ``reject`` refuses the new one. Nothing raises
-    into the caller: a refused submission returns False and is counted.
-
-    Args:
-        pipeline: The pipeline to run.
-        max_queue: Items that may wait.
-        when_full: ``drop_oldest`` or ``reject``.
-        workers: Items scored at once.
-        on_result: Called with each result (a coroutine function is awaited); its
-            exceptions are counted in ``callback_errors``, never raised.
-
-    Attributes:
-        submitted: Items accepted into the queue (later dropped ones included).
-        dropped: Waiting items discarded by ``drop_oldest``.
-        rejected: Submissions refused (queue full with ``reject``, closed, no loop).
-        completed: Items scored.
-        callback_errors: Exceptions of ``on_result`` (or of the pipeline) swallowed.
-    """
-
-    def __init__(
-        self,
-        pipeline: OnlinePipeline,
-        *,
-        max_queue: int = 1000,
-        when_full: Literal["drop_oldest", "reject"] = "drop_oldest",
-        workers: int = 4,
-        on_result: Callable[[OnlineResult], Any] | None = None,
-    ) -> None:
-        if max_queue < 1 or workers < 1:
-            raise ValueError(
-                "The 'max_queue' and 'workers' parameters of OnlineScorer must be positive "
-                f"ints. Got {max_queue!r} and {workers!r} instead."
-            )
-        if when_full not in ("drop_oldest", "reject"):
-            raise ValueError(
-                "The 'when_full' parameter of OnlineScorer must be 'drop_oldest' or "
-                f"'reject'. Got {when_full!r} instead."
-            )
-        self.pipeline = pipeline
-        self.max_queue = max_queue
-        self.when_full = when_full
-        self.workers = workers
-        self.on_result = on_result
-        self.submitted = self.dropped = self.rejected = self.completed = 0
-        self.callback_errors = 0
-        self._queue: asyncio.Queue[tuple[Any, str | None]] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._closed = False
-
-    @property
-    def pending(self) -> int:
-        """Items waiting in the queue."""
-        return self._queue.qsize() if self._queue is not None else 0
-
-    def submit(
-        self, prediction: Prediction | Mapping[str, Any], *, context: str | None = None
-    ) -> bool:
-        """Queue one prediction for scoring; True if accepted. Never blocks, never raises."""
-        try:
-            if self._closed:
-                self.rejected += 1
-                return False
-            queue = self._started()
-            if queue.full():
-                if self.when_full == "reject":
-                    self.rejected += 1
-                    return False
-                queue.get_nowait()
-                queue.task_done()
-                self.dropped += 1
-            queue.put_nowait((prediction, context))
-            self.submitted += 1
-            return True
-        except Exception:
-            self.rejected += 1
-            return False
-
-    async def drain(self) -> None:
-        """Wait until every accepted item is scored (or dropped)."""
-        if self._queue is not None:
-            await self._queue.join()
-
-    async def close(self) -> None:
-        """Refuse new items, drain the queue, and stop the workers."""
-        self._closed = True
-        await self.drain()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks.clear()
-
-    async def __aenter__(self) -> OnlineScorer:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    def _started(self) -> asyncio.Queue[tuple[Any, str | None]]:
-        loop = asyncio.get_running_loop()
-        if self._queue is None:
-            self._loop = loop
-            self._queue = asyncio.Queue(self.max_queue)
-            self._tasks = [loop.create_task(self._work()) for _ in range(self.workers)]
-        elif loop is not self._loop:
-            raise RuntimeError("OnlineScorer is bound to another event loop")
-        return self._queue
-
-    async def _work(self) -> None:
-        queue = self._queue
-        assert queue is not None
-        while True:
-            prediction, context = await queue.get()
-            try:
-                result = await self.pipeline.evaluate(prediction, context=context)
-                self.completed += 1
-                if self.on_result is not None:
-                    returned = self.on_result(result)
-                    if inspect.isawaitable(returned):
-                        await returned
-            except Exception:
-                self.callback_errors += 1
-            finally:
-                queue.task_done()
-            # Let the service's own tasks run between items that never suspend.
-            await asyncio.sleep(0)
