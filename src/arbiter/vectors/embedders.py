@@ -103,6 +103,12 @@ class LocalMiniLMEmbedder:
                     raise InputError(
                         f"the local MiniLM embedder cannot load: {exc}; {_EXTRA}"
                     ) from None
+                try:  # no "Loading weights" progress bar on the caller's terminal
+                    from transformers.utils import logging as transformers_logging
+
+                    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                except ImportError:  # pragma: no cover - transformers comes with the extra
+                    pass
                 # A local folder with local_files_only: the hub is never asked.
                 self._model = SentenceTransformer(
                     str(get_model_path()), device=self.device, local_files_only=True
