@@ -373,5 +373,7 @@ def test_missing_extra_warns_once_and_stays_disabled(
 def test_shutdown_twice_is_harmless(receiver: tuple[OtlpReceiver, str]) -> None:
     _, url = receiver
     telemetry = Telemetry.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": url + "/"})
+    assert telemetry.enabled
     telemetry.shutdown()
-    telemetry.shutdown()
+    telemetry.shutdown()  # must not raise
+    telemetry.record_item(escalated=True)  # nor must recording after shutdown

@@ -9,35 +9,10 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from arbiter.cli.main import main
 from arbiter.contract import Report
 from arbiter.datasets import dump_dataset_jsonl
 from arbiter.store import Store
 from tests.helpers.data import yes_no_dataset
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ARBITER_DB_URL", f"sqlite:///{tmp_path / 'store.db'}")
-    monkeypatch.setenv("COLUMNS", "200")
-
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return invoke
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from arbiter.cli.jury_support import verdict_exit_code
-from arbiter.cli.main import main
 from arbiter.contract import Callout, CriticOutcome, Critique
 from arbiter.jury.synthesis import synthesize
 from arbiter.store import Store
@@ -31,31 +30,6 @@ UNSUPPORTED = (
     "Refunds are accepted within 30 days of delivery. Shipping is free in the US. "
     "Studies show that customers love this policy."
 )
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ARBITER_DB_URL", f"sqlite:///{tmp_path / 'store.db'}")
-    monkeypatch.setenv("ARBITER_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COLUMNS", "200")
-
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return invoke
 
 
 def _store(tmp_path: Path) -> Store:

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from arbiter.cli.main import main
 from arbiter.cli.online import score_stream
 from arbiter.online.models import (
     HeuristicFinding,
@@ -33,32 +32,6 @@ from arbiter.store.online_repository import (
 DATA = files("arbiter.online").joinpath("data")
 SAMPLE = Path(str(DATA.joinpath("sample_traffic.jsonl")))
 SAMPLE_CONFIG = Path(str(DATA.joinpath("sample_config.json")))
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ARBITER_DB_URL", f"sqlite:///{tmp_path / 'store.db'}")
-    monkeypatch.setenv("ARBITER_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return invoke
 
 
 def _score_json(cli: Any, path: Path, *extra: str) -> dict[str, Any]:

@@ -181,8 +181,8 @@ class _RuleBase(BaseModel):
         """The name given, or one derived from the rule."""
         return self.name or self._default_name()
 
-    def _default_name(self) -> str:  # pragma: no cover - every kind overrides it
-        raise NotImplementedError
+    def _default_name(self) -> str:
+        return str(getattr(self, "kind", type(self).__name__))
 
 
 class ConfidenceBelow(_RuleBase):
