@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,9 @@ from arbiter.jury.detectors import (
     run_detectors,
     unsupported_markers,
 )
+from arbiter.jury.detectors.figure_words import MONTH, NUMBER_WORD, anchors
 from arbiter.jury.detectors.quantities import extract_quantities, same_value
+from arbiter.jury.detectors.text import segment_bounds, tokenize
 from arbiter.jury.quotes import locate
 
 LENSES = ("factual", "logical", "adversary")
@@ -677,3 +682,81 @@ def test_any_text_yields_verbatim_quotes_and_never_raises(
 ) -> None:
     callouts = run_detectors("List up to 1 item.", context, output, lens=lens)
     assert_verbatim(callouts, output)
+
+
+# ------------------------------------------------------------------ fast paths
+
+# Anchors, segment ends and clause breaks are found without trying one regex at every
+# position of a long text; these are the plain regexes they must agree with.
+REFERENCE_ANCHOR = re.compile(
+    rf"[\d$€£¥₹]|\b(?:US|A|C|NZ|HK)\$|\b(?:USD|EUR|GBP)\b|(?i:\b(?:half|{NUMBER_WORD})\b)"
+    rf"|\b{MONTH}\b"
+)
+REFERENCE_SEGMENT_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|\n|;")
+REFERENCE_CLAUSE_BREAK = re.compile(r",(?=\s)|\s[-–—]\s|[()]")
+TRICKY = st.one_of(
+    st.text(max_size=60),
+    st.lists(
+        st.sampled_from(
+            [
+                *("one", "One", "ONE", "twenty-one", "o'clock", "half", "2one", "one2", "_one"),
+                *("May", "Sept", "US$", "NZ$", "A$", "USD", "EUR", "5", "1,200", "x", "é"),
+                *("ſix", "ſeven", "fıve", "K", "٣", "-", "–", "—", " - ", "'", "’", "...", "!"),
+                *("?", ";", ",", "(", ")", '"', "”", " ", "  ", "\n", "\t", "\u00a0", "."),
+            ]
+        ),
+        max_size=16,
+    ).map("".join),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TRICKY)
+def test_anchors_are_where_the_anchor_regex_matches(text: str) -> None:
+    expected = []
+    position = 0
+    while match := REFERENCE_ANCHOR.search(text, position):
+        expected.append(match.span())
+        position = match.start() + 1
+    assert anchors(text) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TRICKY)
+def test_segments_and_clauses_are_where_their_regexes_match(text: str) -> None:
+    segments = (0, *(m.end() for m in REFERENCE_SEGMENT_END.finditer(text)))
+    breaks = [m.end() for m in REFERENCE_CLAUSE_BREAK.finditer(text)]
+    assert segment_bounds(text) == segments
+    tokens = tokenize(text, [])
+    assert tokens.clause_starts == tuple(sorted([0, *breaks, *segments]))
+    for i, start in enumerate(tokens.starts):
+        segment = [
+            j for j, s in enumerate(tokens.starts) if _part(segments, s) == _part(segments, start)
+        ]
+        assert list(tokens.segment(i)) == segment
+
+
+def _part(bounds: tuple[int, ...], offset: int) -> int:
+    return sum(bound <= offset for bound in bounds)
+
+
+def _clear_detector_caches() -> None:
+    for info in pkgutil.iter_modules(detectors.__path__):
+        module = importlib.import_module(f"{detectors.__name__}.{info.name}")
+        for value in vars(module).values():
+            if hasattr(value, "cache_clear") and hasattr(value, "cache_info"):
+                value.cache_clear()
+
+
+def test_what_the_lenses_share_does_not_depend_on_which_lens_ran_first() -> None:
+    cases = bundled_cases()
+    in_order = {
+        (case["id"], lens): run_detectors(case["task"], case["context"], case["output"], lens=lens)
+        for case in cases
+        for lens in LENSES
+    }
+    for case in cases:
+        for lens in reversed(LENSES):
+            _clear_detector_caches()
+            alone = run_detectors(case["task"], case["context"], case["output"], lens=lens)
+            assert alone == in_order[case["id"], lens]

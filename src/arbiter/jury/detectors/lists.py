@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from arbiter.contract import Callout
@@ -74,7 +75,9 @@ def _head(noun_phrase: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)
 def _constraint(task: str) -> _Constraint | None:
+    """The task's list-length constraint, if any (cached: every lens asks)."""
     for pattern in (_BOUND, _IMPERATIVE):
         for match in pattern.finditer(task):
             head = _head(match.group("noun"))

@@ -11,7 +11,7 @@ every same-sign one by a margin.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
@@ -19,7 +19,7 @@ from itertools import compress
 from arbiter.contract import Callout
 from arbiter.jury.detectors.analysis import Analysis, analyse
 from arbiter.jury.detectors.settings import DetectorSettings
-from arbiter.jury.detectors.text import Window, overlap, stem, window
+from arbiter.jury.detectors.text import WORD_CACHE, Window, overlap, stem, window
 
 __all__ = ["polarity_flips"]
 
@@ -109,14 +109,14 @@ def _is_month(text: str, start: int, end: int) -> bool:
     return not opens or _DIGIT_NEXT.match(text, end) is not None
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def _is_negator(word: str) -> bool:
     """Whether a word is "not", "never", "cannot" or ends in "n't"."""
     low = word.lower().replace("’", "'")
     return low in _NEGATORS or low.endswith("n't")
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def _cue_positions(word: str) -> tuple[int, ...]:
     """Offsets into ``word`` where a ``_CUE`` match can begin, most likely first.
 
@@ -206,11 +206,13 @@ def _negated_stems(text: str) -> frozenset[str]:
     """Stems of the first content word after each bare negator ("not eligible")."""
     tokens = analyse(text).tokens
     stems, starts = tokens.stems, tokens.starts
-    cues = [(c.start, c.end) for c in _axis_cues(text)]
+    cues = _axis_cues(text)
+    cue_starts = [c.start for c in cues]  # in order, and the cues do not overlap
     found: set[str] = set()
     # Only the few negators are visited (a figure's word is empty, so never one).
     for i in compress(range(len(tokens)), map(_is_negator, tokens.words)):
-        if any(s <= starts[i] < e for s, e in cues):
+        cue = bisect_right(cue_starts, starts[i]) - 1
+        if cue >= 0 and starts[i] < cues[cue].end:
             continue  # "cannot", "not required": a rule word's own negation
         segment = tokens.segment(i)
         for j in range(i + 1, i + 1 + _NEGATION_REACH):

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import accumulate, compress
 from typing import Literal
 
+from arbiter.jury.detectors.figure_words import (
+    MONTH,
+    MONTH_NUMBER,
+    NUMBER_WORD,
+    SCALES,
+    WORD_VALUES,
+    anchors,
+)
 from arbiter.jury.detectors.text import STOPWORDS, stem
 
 __all__ = ["Kind", "Quantity", "extract_quantities", "same_value"]
@@ -21,36 +27,16 @@ __all__ = ["Kind", "Quantity", "extract_quantities", "same_value"]
 Kind = Literal["number", "label", "ordinal", "year", "money", "percent", "date", "time", "duration"]
 """What a figure measures; only figures of one kind are compared."""
 
-_SMALL_TEXT = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen"
-)
-_TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
-_SMALL = _SMALL_TEXT.split()
-_TENS = _TENS_TEXT.split()
-_SCALES = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9}
-_WORD_VALUES = {
-    **{w: float(i) for i, w in enumerate(_SMALL)},
-    **{w: float(20 + 10 * i) for i, w in enumerate(_TENS)},
-}
-_NW = "|".join(sorted([*_WORD_VALUES, *_SCALES], key=len, reverse=True))
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d|\.\d|,\d{3})"
 # Digits glued to a word, a path or an identifier ("p99", "v2/", "INC-2209") are no figure.
 _NUMD = r"(?<![\w.,/#:\-])" + _DIGITS
-_NUMW = rf"\b(?:{_NW})(?:[ \t-]+(?:{_NW}))*\b(?:\s*\(\s*\d[\d,.]*\s*\))?"
+_NUMW = rf"\b(?:{NUMBER_WORD})(?:[ \t-]+(?:{NUMBER_WORD}))*\b(?:\s*\(\s*\d[\d,.]*\s*\))?"
 _NUM = rf"(?:{_NUMD}|{_NUMW})"
 # The second end of a range may follow a hyphen ("2-4 weeks").
 _RANGE_END = rf"(?:(?<![\w.,/#:]){_DIGITS}|{_NUMW})"
-_MONTHS_TEXT = (
-    "January February March April May June July August September October November December"
-)
-_MONTHS = _MONTHS_TEXT.split()
-_MONTH_NUMBER = {m: i + 1 for i, m in enumerate(_MONTHS)} | {
-    m[:3]: i + 1 for i, m in enumerate(_MONTHS)
-}
-_MONTH_NUMBER["Sept"] = 9
-_MONTH = "(?-i:" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + ")"
 _YEAR = r"(?:19|20)\d{2}"
+_WHOLE_YEAR = re.compile(_YEAR)
+_NUMBER_WORD_GAP = re.compile(r"[\s\-]+")
 
 _PATTERN = re.compile(
     "|".join(
@@ -61,11 +47,11 @@ _PATTERN = re.compile(
             r"(?P<slash>(?<![\w/])\d{1,4}/\d{1,4}(?:/\d{1,4})?(?![\w/]))",
             rf"(?P<iso>(?<![\w\-])(?P<iso_y>{_YEAR})-(?P<iso_m>0[1-9]|1[0-2])"
             r"-(?P<iso_d>0[1-9]|[12]\d|3[01])(?!\w))",
-            rf"(?P<dmy>\b(?P<dmy_d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dmy_m>{_MONTH})\b"
+            rf"(?P<dmy>\b(?P<dmy_d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dmy_m>{MONTH})\b"
             rf"(?:,?\s+(?P<dmy_y>{_YEAR})\b)?)",
-            rf"(?P<mdy>\b(?P<mdy_m>{_MONTH})\.?\s+(?P<mdy_d>[0-3]?\d)(?:st|nd|rd|th)?\b(?![:.]\d)"
+            rf"(?P<mdy>\b(?P<mdy_m>{MONTH})\.?\s+(?P<mdy_d>[0-3]?\d)(?:st|nd|rd|th)?\b(?![:.]\d)"
             rf"(?:,?\s+(?P<mdy_y>{_YEAR})\b)?)",
-            rf"(?P<my>\b(?P<my_m>{_MONTH})\s+(?P<my_y>{_YEAR})\b)",
+            rf"(?P<my>\b(?P<my_m>{MONTH})\s+(?P<my_y>{_YEAR})\b)",
             r"(?P<time>(?<![\w:.])(?P<t_h>[01]?\d|2[0-3]):(?P<t_m>[0-5]\d)"
             r"(?:\s?(?P<t_ap>[ap]\.?m\b\.?))?(?!\d|:\d)"
             r"|(?<![\w:.])(?P<t_h2>1[0-2]|0?[1-9])\s?(?P<t_ap2>[ap]\.?m\b\.?))",
@@ -86,16 +72,6 @@ _PATTERN = re.compile(
     ),
     re.IGNORECASE,
 )
-# Every alternative of _PATTERN starts at an anchor: a digit or a currency sign, or a
-# whole word (a maximal run of word characters) that is a currency code, a number word
-# or a month, or that names a dollar ("US" in "US$5", the anchor then ending after the
-# "$"). Trying _PATTERN only there is several times faster than at every position; and
-# finding the anchors among the words, rather than with one regex tried at every
-# position, is several times faster again.
-_ANCHOR_SIGN = re.compile(r"[\d$€£¥₹]")
-_ANCHOR_WORD = re.compile(rf"(?:USD|EUR|GBP)|(?i:half|{_NW})|{_MONTH}")
-_DOLLAR_NAMES = frozenset({"US", "A", "C", "NZ", "HK"})
-_WORD_RUN = re.compile(r"(\w+)")
 _PAREN = re.compile(r"\(\s*(\d[\d,.]*)\s*\)")
 _MULTIPLIER = {"k": 1e3, "m": 1e6, "bn": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _CURRENCY = {
@@ -173,13 +149,13 @@ def _number(raw: str) -> float | None:
         except ValueError:
             return None
     total = current = 0.0
-    for word in re.split(r"[\s\-]+", raw.lower()):
-        if word in _WORD_VALUES:
-            current += _WORD_VALUES[word]
+    for word in _NUMBER_WORD_GAP.split(raw.lower()):
+        if word in WORD_VALUES:
+            current += WORD_VALUES[word]
         elif word == "hundred":
             current = (current or 1.0) * 100
-        elif word in _SCALES:
-            total += (current or 1.0) * _SCALES[word]
+        elif word in SCALES:
+            total += (current or 1.0) * SCALES[word]
             current = 0.0
     return total + current
 
@@ -190,7 +166,7 @@ def _multiplier(raw: str | None) -> float:
 
 def _date_value(year: str | None, month: str, day: str | None) -> float:
     y = int(year) if year else 0
-    m = int(month) if month.isdigit() else _MONTH_NUMBER[month.rstrip(".")]
+    m = int(month) if month.isdigit() else MONTH_NUMBER[month.rstrip(".")]
     return float(y * 10000 + m * 100 + (int(day) if day else 0))
 
 
@@ -213,7 +189,8 @@ def extract_quantities(text: str) -> list[Quantity]:
     """
     found: list[Quantity] = []
     position = 0
-    for start, end in _anchors(text):
+    # Every alternative of _PATTERN starts at an anchor: it is only tried there.
+    for start, end in anchors(text):
         if start < position:
             continue
         match = _PATTERN.match(text, start)
@@ -227,30 +204,6 @@ def extract_quantities(text: str) -> list[Quantity]:
         before = text[max(0, match.start() - 24) : match.start()]
         hedged = _HEDGE.search(before) is not None
         found.extend(_build(group, match, text, hedged))
-    return found
-
-
-@lru_cache(maxsize=65536)
-def _is_anchor_word(word: str) -> bool:
-    return word in _DOLLAR_NAMES or _ANCHOR_WORD.fullmatch(word) is not None
-
-
-def _anchors(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of every anchor of ``text``, in order."""
-    found = [m.span() for m in _ANCHOR_SIGN.finditer(text)]
-    # Splitting on the captured words gives [gap, word, gap, word, ..., gap]; the running
-    # sum of their lengths gives every offset, with no Match object per word.
-    pieces = _WORD_RUN.split(text)
-    words = pieces[1::2]
-    offsets = list(accumulate(map(len, pieces)))
-    for i in compress(range(len(words)), map(_is_anchor_word, words)):
-        start, end = offsets[2 * i], offsets[2 * i + 1]
-        if words[i] in _DOLLAR_NAMES:
-            if not text.startswith("$", end):
-                continue
-            end += 1
-        found.append((start, end))
-    found.sort()
     return found
 
 
@@ -299,7 +252,7 @@ def _build(group: str, m: re.Match[str], text: str, hedged: bool) -> list[Quanti
     if number is None or raw.strip().lower() == "one":
         return []
     value = number * _multiplier(m.group("n_mul"))
-    if re.fullmatch(_YEAR, raw):
+    if _WHOLE_YEAR.fullmatch(raw):
         return one("year", value)
     label = _label_of(text, s, e)
     return one("label", value, label) if label else one("number", value)

@@ -16,6 +16,7 @@ from itertools import accumulate
 
 __all__ = [
     "STOPWORDS",
+    "WORD_CACHE",
     "Tokens",
     "Window",
     "clause_span",
@@ -24,20 +25,25 @@ __all__ = [
     "stem",
     "tokenize",
     "window",
+    "words_of",
 ]
 
 Window = dict[str, float]
 """Stems near an anchor, each with its closeness weight (1 = adjacent)."""
 
+WORD_CACHE = 16384
+"""Entries of each cache keyed by a single word (about a large vocabulary)."""
 WINDOW_WORDS = 6
 """Content words looked at on each side of an anchor."""
 _CLAUSE_PENALTY = 0.5
 
-# A segment ends after . ! ? followed by a space, at a line break, or at a semicolon.
-_SEGMENT_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|\n|;")
+# A segment ends after . ! ? followed by a space, at a line break, or at a semicolon:
+# r"[.!?]+[\"'”’)\]]*(?=\s|$)|\n|;", written to open with a character class (the
+# lookbehinds tell which one it was) because the regex engine then jumps from one such
+# character to the next instead of trying the pattern at every position of a long text.
+_SEGMENT_END = re.compile(r"[.!?\n;](?:(?<=[.!?])[.!?]*[\"'”’)\]]*(?=\s|$)|(?<=[\n;]))")
 _CLAUSE_BREAK = re.compile(r",(?=\s)|\s[-–—]\s|[()]")
 _SEGMENT_SPLIT = re.compile(f"({_SEGMENT_END.pattern})")
-_CLAUSE_SPLIT = re.compile(f"({_CLAUSE_BREAK.pattern})")
 # Words after a figure and past one of these belong to the next item or the next figure
 # ("3 designers and 1 manager", "from 10 June to Thursday 12 June").
 _CONJUNCTIONS = frozenset(
@@ -111,7 +117,7 @@ class Tokens:
         return range(first, last)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def stem(word: str) -> str:
     """A crude stem: lowercase, possessive and common suffixes stripped.
 
@@ -146,15 +152,58 @@ def segment_bounds(text: str) -> tuple[int, ...]:
     return (0, *_match_ends(_SEGMENT_SPLIT, text))
 
 
+def _clause_breaks(text: str) -> list[int]:
+    """Where each match of ``_CLAUSE_BREAK`` in ``text`` ends.
+
+    Found from the few characters a break is made of with ``str.find``, many times faster
+    on a long text than a regex scan.
+    """
+    ends: list[int] = []
+    for char in ",()":
+        at = text.find(char)
+        while at >= 0:
+            if char != "," or text[at + 1 : at + 2].isspace():
+                ends.append(at + 1)
+            at = text.find(char, at + 1)
+    dashes: list[int] = []
+    for char in "-–—":
+        at = text.find(char)
+        while at >= 0:
+            dashes.append(at)
+            at = text.find(char, at + 1)
+    taken = 0
+    for at in sorted(dashes):
+        # A spaced dash cannot take the space after the previous one as its space before
+        # (a scan for _CLAUSE_BREAK reads " - - " as one break).
+        if at - 1 >= taken and text[at - 1 : at].isspace() and text[at + 1 : at + 2].isspace():
+            taken = at + 2
+            ends.append(taken)
+    return ends
+
+
 def _clause_bounds(text: str) -> tuple[int, ...]:
-    return tuple(sorted([0, *_match_ends(_CLAUSE_SPLIT, text), *segment_bounds(text)]))
+    return tuple(sorted([0, *_clause_breaks(text), *segment_bounds(text)]))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def _is_content(word: str) -> bool:
     """Whether a word can identify a thing: not a stopword, not a single letter."""
     low = word.lower().replace("’", "'")
     return low not in STOPWORDS and len(low) > 1
+
+
+@lru_cache(maxsize=16)
+def words_of(text: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]:
+    """``(starts, ends, words)`` of the words of ``text``, figures not yet taken out.
+
+    Cached, briefly: the figures of a text are found from its words, then its tokens
+    made of them, one right after the other.
+    """
+    # Splitting on the captured words gives [gap, word, gap, word, ..., gap]; the running
+    # sum of their lengths gives every offset, with no Match object per word.
+    pieces = _WORD_SPLIT.split(text)
+    offsets = tuple(accumulate(map(len, pieces)))
+    return offsets[0:-1:2], offsets[1::2], tuple(pieces[1::2])
 
 
 def tokenize(text: str, figures: Sequence[tuple[int, int, bool]]) -> Tokens:
@@ -164,12 +213,8 @@ def tokenize(text: str, figures: Sequence[tuple[int, int, bool]]) -> Tokens:
         text: The raw text.
         figures: Sorted, non-overlapping ``(start, end, barrier)`` of each figure.
     """
-    # Splitting on the captured words gives [gap, word, gap, word, ..., gap]; the running
-    # sum of their lengths gives every offset. Done this way (no Match object per word)
-    # and column by column with ``map``, the per-word work runs in C.
-    pieces = _WORD_SPLIT.split(text)
-    offsets = list(accumulate(map(len, pieces)))
-    starts, ends, words = offsets[0:-1:2], offsets[1::2], pieces[1::2]
+    word_starts, word_ends, word_texts = words_of(text)
+    starts, ends, words = list(word_starts), list(word_ends), list(word_texts)
     barriers = [False] * len(words)
     # A figure replaces every word it overlaps. Right to left, so that the indices of the
     # figures still to place stay valid; ``limit`` keeps a word overlapping two figures
@@ -185,6 +230,7 @@ def tokenize(text: str, figures: Sequence[tuple[int, int, bool]]) -> Tokens:
             [barrier],
         )
         limit = lo
+    # Column by column with ``map``, the per-word work runs in C.
     return Tokens(
         starts=tuple(starts),
         ends=tuple(ends),
