@@ -26,6 +26,9 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python bench/harness_throughput.py
 	$(BIN)/python bench/metrics_speed.py
+	$(BIN)/python bench/jury_speed.py
+	$(BIN)/python bench/online_overhead.py
+	$(BIN)/python bench/summedits_eval.py
 
 clean:
 	rm -rf $(VENV) .arbiter .pytest_cache .mypy_cache .ruff_cache
