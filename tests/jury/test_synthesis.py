@@ -274,3 +274,14 @@ def test_adding_a_corroborating_critic_never_lowers_severity(
     )
     after = synthesize(OUTPUT, _outcomes([*roster, echo]))
     assert severity(after.decision) >= severity(before.decision)
+
+
+def test_a_quote_from_a_critic_that_scored_five_does_not_corroborate() -> None:
+    verdict = synthesize(
+        OUTPUT, [critic("f", (2, 5, 5), contradiction()), critic("l", (5, 5, 5), contradiction())]
+    )
+    assert verdict.decision == "REVISE"
+    assert verdict.escalate
+    (finding,) = verdict.findings
+    assert finding.critics == ["f", "l"]
+    assert not finding.corroborated  # as the decision counted it

@@ -63,3 +63,20 @@ async def test_an_exception_inside_the_system_becomes_system_crashed() -> None:
 async def test_unusable_return_values_are_invalid_responses(target: str, message: str) -> None:
     with pytest.raises(InvalidSystemResponse, match=message):
         await PythonSystem(f"{T}:{target}")({"x": 1})
+
+
+@pytest.mark.parametrize(
+    ("description", "missing"),
+    [
+        ({"kind": "python"}, "'target'"),
+        ({"kind": "http"}, "'url'"),
+        ({"kind": "mcp", "url": "http://x/mcp"}, "'tool'"),
+    ],
+)
+def test_a_description_without_its_required_keys_is_an_input_error(
+    description: dict[str, str], missing: str
+) -> None:
+    from arbiter.systems.factory import build_system
+
+    with pytest.raises(InputError, match=missing):
+        build_system(description)

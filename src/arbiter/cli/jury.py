@@ -56,11 +56,11 @@ RosterOpt = Annotated[
     Path | None, typer.Option(help="JSON list of critic specs (name, lens, provider, model, ...).")
 ]
 ConcurrencyOpt = Annotated[
-    int | None, typer.Option(min=1, help="Cases judged at once [default: ARBITER_CONCURRENCY].")
+    int | None, typer.Option(min=1, help="Cases judged at once (default: ARBITER_CONCURRENCY).")
 ]
 CasesOpt = Annotated[
     list[Path] | None,
-    typer.Option("--cases", help="Case file(s), JSONL [default: the bundled labelled cases]."),
+    typer.Option("--cases", help="Case file(s), JSONL (default: the bundled labelled cases)."),
 ]
 
 
@@ -79,7 +79,7 @@ def judge(
     context: Annotated[str | None, typer.Option(help="The source it must be faithful to.")] = None,
     output: Annotated[str | None, typer.Option(help="The output to judge.")] = None,
     cases: Annotated[
-        Path | None, typer.Option("--cases", help="Where --case looks [default: bundled cases].")
+        Path | None, typer.Option("--cases", help="Where --case looks (default: bundled cases).")
     ] = None,
     provider: ProviderOpt = None,
     model: ModelOpt = None,
@@ -187,7 +187,7 @@ def baseline(
     roster: RosterOpt = None,
     k: Annotated[int, typer.Option("--k", min=2, help="Calls per case in each arm.")] = 3,
     critic: Annotated[
-        str | None, typer.Option(help="The critic to sample k times [default: the first].")
+        str | None, typer.Option(help="The critic to sample k times (default: the first).")
     ] = None,
     concurrency: ConcurrencyOpt = None,
     as_json: Annotated[
@@ -267,7 +267,7 @@ def baseline(
 @jury_app.command()
 def replay(
     run_id: Annotated[
-        str | None, typer.Argument(help="Jury run id or prefix [default: the latest].")
+        str | None, typer.Argument(help="Jury run id or prefix (default: the latest).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the changes as JSON.")] = False,
 ) -> None:

@@ -8,7 +8,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from arbiter.contract import Case, CriticOutcome, Critique
 from arbiter.errors import ArbiterError, InputError
@@ -64,6 +64,12 @@ class CriticSpec(BaseModel):
     """Seconds one critique may take before the critic is recorded as dead."""
     max_output_tokens: int = Field(default=2048, ge=64)
     """Upper bound of the critique's length."""
+
+    @model_validator(mode="after")
+    def _custom_lens_has_instructions(self) -> CriticSpec:
+        if self.lens == "custom" and not self.instructions:
+            raise ValueError(f"critic {self.name!r}: a custom lens needs 'instructions'")
+        return self
 
     def lens_instructions(self) -> str:
         """The lens paragraph of the prompt."""

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from arbiter.contract import Case, CriticOutcome, Decision, Interval, Verdict
+from arbiter.errors import InputError
 from arbiter.jury.quotes import locate, overlap_ratio
 from arbiter.jury.synthesis import synthesize
 from arbiter.stats import cohen_kappa, expected_calibration_error, wilson_interval
@@ -104,11 +105,11 @@ class JuryEvaluation(BaseModel):
     coverage: float
     """Share of cases not escalated."""
     accuracy_at_coverage: float | None
-    """Accuracy over the non-escalated cases."""
+    """Accuracy over the labelled, non-escalated cases."""
     mean_confidence: float
-    """Mean stated confidence."""
+    """Mean stated confidence over the labelled cases."""
     accuracy: float
-    """Share correct: exact verdict where known, else detection."""
+    """Share of labelled cases judged right: exact verdict where known, else detection."""
     ece: float
     """Expected calibration error of the confidence against correctness."""
     ece_interval: tuple[float, float]
@@ -233,9 +234,14 @@ def evaluate_jury(
     confusion = {e: dict.fromkeys(DECISIONS, 0) for e in DECISIONS}
     for case, verdict in labelled:
         confusion[case.expected or "ACCEPT"][verdict.decision] += 1
-    correct = np.array([_correct(c, v) for c, v in zip(cases, verdicts, strict=True)], dtype=float)
-    conf = np.array([v.confidence for v in verdicts])
+    # Correctness (and so calibration) is only defined where a case carries a label.
+    graded = [i for i, c in enumerate(cases) if c.expected is not None or c.defective is not None]
+    if not graded:
+        raise InputError("no case carries a label ('expected' or 'defective') to evaluate against")
+    correct = np.array([_correct(cases[i], verdicts[i]) for i in graded], dtype=float)
+    conf = np.array([verdicts[i].confidence for i in graded])
     kept = [i for i, v in enumerate(verdicts) if not v.escalate]
+    kept_graded = [j for j, i in enumerate(graded) if not verdicts[i].escalate]
     findings = [f for v in verdicts for f in v.findings]
     names = [o.critic for o in outcomes[0]]
     evaluation = JuryEvaluation(
@@ -252,7 +258,7 @@ def evaluate_jury(
         if findings
         else None,
         coverage=len(kept) / len(cases),
-        accuracy_at_coverage=float(correct[kept].mean()) if kept else None,
+        accuracy_at_coverage=float(correct[kept_graded].mean()) if kept_graded else None,
         mean_confidence=float(conf.mean()),
         accuracy=float(correct.mean()),
         ece=expected_calibration_error(conf, correct),

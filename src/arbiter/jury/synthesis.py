@@ -218,8 +218,10 @@ def _agreement(scores: Sequence[Sequence[int]]) -> float:
     return sum(spreads) / len(spreads)
 
 
-def _finding(cluster: _Cluster, names: Sequence[str]) -> Finding:
+def _finding(cluster: _Cluster, names: Sequence[str], low: Sequence[Sequence[bool]]) -> Finding:
+    """A cluster as reported; corroborated as the decision counts it (low scorers only)."""
     first = cluster.members[0].callout
+    counted = [i for i in cluster.critics if low[i][cluster.dimension]]
     rival = next((e.callout.rival for e in cluster.members if e.callout.rival), None)
     return Finding(
         dimension=DIMENSIONS[cluster.dimension],
@@ -228,7 +230,7 @@ def _finding(cluster: _Cluster, names: Sequence[str]) -> Finding:
         rival=rival,
         claim=first.claim,
         critics=[names[i] for i in sorted(cluster.critics)],
-        corroborated=len(cluster.critics) >= 2,
+        corroborated=len(counted) >= 2,
     )
 
 
@@ -261,10 +263,11 @@ def synthesize(output: str, outcomes: Sequence[CriticOutcome]) -> Verdict:
     scores = [[c.score(d) for d in DIMENSIONS] for c in critiques]
     evidence, opinions = _verify(output, critiques)
     clusters = _cluster(evidence)
-    outcome = _decide([[s <= LOW_SCORE for s in row] for row in scores], clusters)
+    low = [[s <= LOW_SCORE for s in row] for row in scores]
+    outcome = _decide(low, clusters)
     flip_margin = _flip_margin(scores, clusters, outcome.decision)
     agreement = _agreement(scores)
-    findings = [_finding(c, names) for c in clusters]
+    findings = [_finding(c, names, low) for c in clusters]
     reasons = list(outcome.reasons)
     dead = [o.critic for o in outcomes if o not in live]
     escalate = outcome.escalate

@@ -26,6 +26,10 @@ def build_system(
         InputError: The kind is unknown or an option is invalid.
     """
     kind = description.get("kind")
+    required = {"python": ("target",), "http": ("url",), "mcp": ("url", "tool")}.get(str(kind), ())
+    missing = [key for key in required if not description.get(key)]
+    if missing:
+        raise InputError(f"a {kind} system needs {' and '.join(repr(k) for k in missing)}")
     if kind == "python":
         from arbiter.systems.python import PythonSystem
 
