@@ -303,3 +303,15 @@ def test_demo_also_judges_a_clean_and_a_broken_bundled_case(cli: Any) -> None:
     assert "jury: three critics" in result.out
     assert "clean_01" in result.out
     assert "multi_02" in result.out
+
+
+def test_judge_works_on_every_bundled_case(cli: Any) -> None:
+    from arbiter.jury import bundled_cases_path, load_cases
+
+    cases = load_cases(bundled_cases_path())
+    result = cli("judge", "--file", str(bundled_cases_path()), "--json", "--no-audit")
+    assert result.code == 2  # the most severe verdict among them is a REJECT
+    judgments = json.loads(result.out)["judgments"]
+    assert [j["case_id"] for j in judgments] == [c.id for c in cases]
+    decided = {j["verdict"]["decision"] for j in judgments}
+    assert decided == {"ACCEPT", "REVISE", "REJECT"}
