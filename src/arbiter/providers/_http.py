@@ -23,7 +23,7 @@ from arbiter.errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from arbiter.systems.http import parse_retry_after
+from arbiter.retry_after import parse_retry_after
 
 __all__ = ["Prices", "cut_off", "post_json", "require_key", "usage_with_cost"]
 

@@ -11,12 +11,9 @@ Synapse-L4's ``/ingest`` is
 from __future__ import annotations
 
 import json
-import math
 import re
 import urllib.request
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
@@ -33,6 +30,7 @@ from arbiter.errors import (
     SystemTimeout,
     SystemUnreachable,
 )
+from arbiter.retry_after import parse_retry_after
 from arbiter.systems.base import ResponseMapping, lookup_path
 
 __all__ = ["HttpSystem", "parse_retry_after", "render_template"]
@@ -280,33 +278,6 @@ def _proxy_from_environment(target: URL) -> str | None:
     if target.host is None or urllib.request.proxy_bypass(target.host):
         return None
     return urllib.request.getproxies().get(target.scheme)
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait according to a Retry-After header, never negative.
-
-    Args:
-        value: The header (delta-seconds or an HTTP-date), None when absent.
-        now: The current time; defaults to the clock.
-
-    Returns:
-        The delay in seconds, or None when the header is absent or unparsable.
-    """
-    if value is None or not value.strip():
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        pass
-    else:  # an infinite or NaN delay would stall a retry loop forever
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _service_message(text: str, reason: str | None) -> str:

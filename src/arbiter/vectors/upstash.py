@@ -24,7 +24,7 @@ from arbiter.errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from arbiter.systems.http import parse_retry_after
+from arbiter.retry_after import parse_retry_after
 from arbiter.vectors.base import Match, VectorItem
 
 __all__ = ["UpstashVectorStore"]
