@@ -364,7 +364,7 @@ async def test_async_with_keeps_one_connection_alive_and_closes_it_on_exit(
         first = await system(INPUT)
         second = await system(INPUT)
         assert first.raw_output["client_port"] == second.raw_output["client_port"]
-        assert await connections_to(port) == 1
+        assert await connections_to(port, settle_at=1) == 1
     assert await connections_to(port, settle_at=0) == 0
 
 
