@@ -338,3 +338,16 @@ def test_parse_structured_names_a_nested_bad_field() -> None:
     with pytest.raises(InvalidResponse, match=r"field 'callouts\.0\.kind'") as caught:
         parse_structured(json.dumps(bad), Critique)
     assert isinstance(caught.value, ProviderError)
+
+
+def test_raw_control_characters_inside_json_strings_are_accepted() -> None:
+    from arbiter.contract import Critique
+    from arbiter.providers.parse import parse_structured
+
+    text = (
+        '{"accuracy": 2, "consistency": 5, "completeness": 5, "callouts": [{"dimension": '
+        '"accuracy", "kind": "unsupported", "claim": "two\nlines", "quote": "x\ty", '
+        '"rival": null}]}'
+    )
+    critique = parse_structured(text, Critique)
+    assert critique.callouts[0].claim == "two\nlines"

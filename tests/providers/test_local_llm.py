@@ -14,11 +14,13 @@ import httpx
 import pytest
 
 from arbiter.contract import Critique
+from arbiter.errors import InvalidResponse
 from arbiter.providers.base import CompletionRequest
 from arbiter.providers.openai import OpenAIProvider
 from arbiter.providers.parse import parse_structured
 from arbiter.providers.schema import strict_json_schema
 
+ATTEMPTS = 4
 URL = os.environ.get("ARBITER_LLAMA_CPP_URL", "http://127.0.0.1:8089/v1").rstrip("/")
 
 SYSTEM = (
@@ -53,8 +55,18 @@ async def test_llama_cpp_answers_a_critique_that_validates() -> None:
         max_output_tokens=400,
         timeout=120.0,
     )
-    response = await provider.complete(request)
-    critique = parse_structured(response.text, Critique)
-    assert {critique.accuracy, critique.consistency, critique.completeness} <= {1, 2, 3, 4, 5}
-    assert response.usage.input_tokens > 0
-    assert response.usage.output_tokens > 0
+    # The tiny model sometimes rambles until the token limit: that must surface as our
+    # InvalidResponse, and one of a few identical calls must come back whole.
+    failures: list[InvalidResponse] = []
+    for _ in range(ATTEMPTS):
+        try:
+            response = await provider.complete(request)
+            critique = parse_structured(response.text, Critique)
+        except InvalidResponse as exc:
+            failures.append(exc)
+            continue
+        assert {critique.accuracy, critique.consistency, critique.completeness} <= {1, 2, 3, 4, 5}
+        assert response.usage.input_tokens > 0
+        assert response.usage.output_tokens > 0
+        return
+    pytest.fail(f"no valid critique in {ATTEMPTS} calls; last: {failures[-1]}")

@@ -43,7 +43,9 @@ def parse_structured(text: str, model: type[T]) -> T:
     if fenced and not body.startswith(("{", "[")):
         body = fenced.group(1).strip()
     try:
-        document = json.loads(body)
+        # strict=False: models (llama.cpp's SmolLM2 here) put raw newlines and tabs inside
+        # JSON strings; the meaning is unambiguous, so accept them.
+        document = json.loads(body, strict=False)
     except ValueError as exc:
         snippet = " ".join(text.split())[:_SNIPPET]
         raise InvalidResponse(f"not JSON: {exc}: {snippet!r}") from None
