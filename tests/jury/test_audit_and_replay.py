@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +27,7 @@ from arbiter.store.jury_repository import (
     load_judgments,
     save_judgment,
 )
-from arbiter.store.models import Base
 
-POSTGRES_URL = os.environ.get("ARBITER_TEST_POSTGRES_URL")
 QUOTE = "Refunds are accepted within 45 days of delivery"
 CASE = Case(
     id="refunds/45",
@@ -92,28 +88,6 @@ ROSTER = [
 def _judge(case: Case, finders: set[str], broken: set[str] = frozenset()) -> Verdict:  # type: ignore[assignment]
     jury = Jury(ROSTER, providers={"scripted": ScriptedProvider(finders, broken)})
     return jury.judge(case)
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param(
-            "postgresql",
-            marks=pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="no PostgreSQL server: set ARBITER_TEST_POSTGRES_URL (.ci/run does)",
-            ),
-        ),
-    ]
-)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}" if request.param == "sqlite" else POSTGRES_URL
-    assert url
-    opened = Store(url)
-    Base.metadata.drop_all(opened.engine)
-    Base.metadata.create_all(opened.engine)
-    yield opened
-    opened.close()
 
 
 # --------------------------------------------------------------------------- artifact

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,34 +13,9 @@ from arbiter.errors import StoreError
 from arbiter.harness.runner import run_eval
 from arbiter.harness.stored import load_run
 from arbiter.store import PairResult, Store
-from arbiter.store.models import Base
 from arbiter.systems.python import PythonSystem
 from tests.helpers.data import yes_no_dataset
 from tests.helpers.systems import mostly_right
-
-POSTGRES_URL = os.environ.get("ARBITER_TEST_POSTGRES_URL")
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param(
-            "postgresql",
-            marks=pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="no PostgreSQL server: set ARBITER_TEST_POSTGRES_URL (.ci/run does)",
-            ),
-        ),
-    ]
-)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}" if request.param == "sqlite" else POSTGRES_URL
-    assert url
-    opened = Store(url)
-    Base.metadata.drop_all(opened.engine)
-    Base.metadata.create_all(opened.engine)
-    yield opened
-    opened.close()
 
 
 def _result(example_id: str, repetition: int = 0, *, correct: bool = True) -> PairResult:
