@@ -38,7 +38,17 @@ class Settings(BaseSettings):
     timeout: float = Field(default=30.0, gt=0)
     """Default per-call timeout in seconds (``ARBITER_TIMEOUT``)."""
     retries: int = Field(default=2, ge=0)
-    """Default retries of a retryable failure (``ARBITER_RETRIES``)."""
+    """Retries of a retryable failure (connection, timeout, 429, 5xx), for systems under
+    test and providers alike (``ARBITER_RETRIES``)."""
+    provider_concurrency: int = Field(default=16, ge=1)
+    """Calls in flight at once per provider, embedder or vector store
+    (``ARBITER_PROVIDER_CONCURRENCY``)."""
+    provider_limits: dict[str, int] = Field(default_factory=dict)
+    """Per-provider overrides of ``provider_concurrency``, as JSON
+    (``ARBITER_PROVIDER_LIMITS='{"llama_cpp": 2}'``)."""
+    max_response_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    """Largest answer read from a system under test, provider, embedder or vector store;
+    a larger one is an invalid response (``ARBITER_MAX_RESPONSE_BYTES``, default 16 MiB)."""
 
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
@@ -86,6 +96,15 @@ class Settings(BaseSettings):
     (``UPSTASH_VECTOR_THRESHOLD``), for every vector store. Upstash itself reports
     ``(1 + cos) / 2``; its store converts that back to the cosine, so a threshold of t on
     Upstash's own scale is ``2t - 1`` here."""
+    upstash_vector_policies_threshold: float = Field(
+        default=0.70,
+        ge=-1.0,
+        le=1.0,
+        validation_alias=AliasChoices("UPSTASH_VECTOR_POLICIES_THRESHOLD"),
+    )
+    """Best cosine similarity in the policies namespace under which grounding stage 3
+    flags a text (``UPSTASH_VECTOR_POLICIES_THRESHOLD``), unless the online config sets
+    ``policy_grounding.threshold``."""
     llama_cpp_url: str = "http://127.0.0.1:8089/v1"
     """OpenAI-style API root of a llama.cpp server (``ARBITER_LLAMA_CPP_URL``)."""
     model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)

@@ -4,6 +4,7 @@
 
     ArbiterError
     ├── InputError                  bad dataset / case file / config (exit 3)
+    │   └── InvalidParameter        a function was called with a bad argument (also a ValueError)
     ├── SystemUnderTestError        a system under test failed on one input (exit 1)
     │   ├── SystemUnreachable       connection refused, DNS, reset           (retryable)
     │   ├── SystemTimeout           no answer within the per-request timeout (retryable)
@@ -19,8 +20,10 @@
     │   ├── ProviderTimeout         no answer in time                       (retryable)
     │   └── InvalidResponse         not JSON / not the requested schema
     ├── StoreError                  the run store cannot answer (unknown run id, ...)  (exit 3)
-    │   └── StoreUnavailable        the store cannot be reached                        (exit 1)
-    └── GateFailed                  a release gate was missed (exit 1)
+    │   ├── StoreUnavailable        the store cannot be reached, created or written    (exit 1)
+    │   └── RunBusy                 another process is executing the run               (exit 1)
+    ├── GateFailed                  a release gate was missed (exit 1)
+    └── Interrupted                 the user stopped a command (Ctrl-C)       (exit 130)
 
 Third-party exceptions are converted into these at the seam where they occur, so
 callers only ever catch ``ArbiterError`` subclasses.
@@ -32,6 +35,8 @@ __all__ = [
     "ArbiterError",
     "GateFailed",
     "InputError",
+    "Interrupted",
+    "InvalidParameter",
     "InvalidResponse",
     "InvalidSystemResponse",
     "MissingField",
@@ -40,6 +45,7 @@ __all__ = [
     "ProviderTimeout",
     "ProviderUnavailable",
     "RateLimited",
+    "RunBusy",
     "StoreError",
     "StoreUnavailable",
     "SystemCrashed",
@@ -66,6 +72,14 @@ class InputError(ArbiterError):
     exit_code = 3
 
 
+class InvalidParameter(InputError, ValueError):
+    """A function of Arbiter's was called with an argument outside its contract.
+
+    It is a ``ValueError`` too, as Python code calling a library expects; the message
+    always reads "The 'k' parameter of run_eval must be ... Got ... instead."
+    """
+
+
 class StoreError(ArbiterError):
     """The run store cannot do what was asked (for example an unknown run id)."""
 
@@ -78,10 +92,22 @@ class StoreUnavailable(StoreError):
     exit_code = 1
 
 
+class RunBusy(StoreError):
+    """Another live process is executing the run (for example a second ``--resume``)."""
+
+    exit_code = 1
+
+
 class GateFailed(ArbiterError):
     """A release gate was missed (exit code 1)."""
 
     exit_code = 1
+
+
+class Interrupted(ArbiterError):
+    """The user stopped a command (Ctrl-C); the message says what was kept and how to go on."""
+
+    exit_code = 130
 
 
 class SystemUnderTestError(ArbiterError):
@@ -145,9 +171,18 @@ class SystemCrashed(SystemUnderTestError):
 
 
 class ProviderError(ArbiterError):
-    """An LLM provider failed to answer usably."""
+    """An LLM provider (or an embedder, a vector store) failed to answer usably.
+
+    Attributes:
+        retryable: Whether trying the same request again may succeed.
+        retry_after: Seconds the service asked us to wait before retrying, if it said.
+    """
 
     retryable: bool = False
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ProviderAuthError(ProviderError):
@@ -164,10 +199,6 @@ class RateLimited(ProviderError):
     """The provider refused for rate or quota reasons."""
 
     retryable = True
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class ProviderTimeout(ProviderError):

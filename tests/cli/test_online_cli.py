@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from arbiter.cli.online import score_stream
-from arbiter.online.models import (
+from arbiter.contract import (
     HeuristicFinding,
     HeuristicResult,
     JudgeOutcome,

@@ -12,7 +12,7 @@ import pytest
 from arbiter.contract import Prediction
 from arbiter.errors import InputError, ProviderUnavailable
 from arbiter.online.consistency import canonical_text, field_text, score_consistency
-from arbiter.online.models import ConsistencyResult
+from arbiter.contract import ConsistencyResult
 from arbiter.vectors.base import VectorItem
 from arbiter.vectors.stores import EmbeddedVectorStore
 

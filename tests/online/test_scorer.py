@@ -11,7 +11,7 @@ import pytest
 
 from arbiter.contract import Prediction
 from arbiter.online.judge_chain import JudgeChain
-from arbiter.online.models import OnlineResult
+from arbiter.contract import OnlineResult
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.scorer import OnlineScorer
 

@@ -2,41 +2,32 @@
 
 Every judgment is stored (a row per critique, one per verdict) the moment it is made;
 ``judge`` and ``jury eval`` also write one audit artifact per judgment under
-``ARBITER_HOME/audit/<run_id>/``.
+``ARBITER_HOME/audit/<run_id>/``. The work is :mod:`arbiter.service.jury`'s; this module
+parses and prints.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arbiter.cli import jury_render as render
 from arbiter.cli.app import app
-from arbiter.cli.common import err_console, open_store, out_console
-from arbiter.cli.jury_support import (
-    build_roster,
-    group_key,
-    judge_and_store,
-    load_case_files,
-    select_cases,
-    verdict_exit_code,
+from arbiter.cli.common import (
+    echo_json,
+    note,
+    open_store,
+    out_console,
+    read_argument_file,
+    settings,
 )
-from arbiter.config import Settings
-from arbiter.errors import GateFailed, InputError
-from arbiter.jury.audit import VerdictChange, replay_judgment
-from arbiter.jury.cases import bundled_cases_path, load_cases
-from arbiter.jury.critics import DEFAULT_ROSTER
-from arbiter.jury.evaluation import evaluate_jury, group_detection
-from arbiter.providers.registry import PROVIDER_NAMES
-from arbiter.store.jury_repository import (
-    get_jury_run,
-    latest_jury_run,
-    load_judged_cases,
-    load_judgments,
-)
+
+if TYPE_CHECKING:
+    from arbiter.contract import Case, JuryRunKind
+    from arbiter.jury.critics import CriticSpec
+    from arbiter.service.jury import JudgedRun
 
 __all__ = ["baseline", "demo_jury", "eval_", "judge", "jury_app", "replay"]
 
@@ -49,7 +40,10 @@ app.add_typer(jury_app, name="jury")
 
 ProviderOpt = Annotated[
     str | None,
-    typer.Option(help=f"Put every critic on this provider ({', '.join(PROVIDER_NAMES)})."),
+    typer.Option(
+        help="Put every critic on this provider (mock, openai, llama_cpp, ollama, anthropic, "
+        "gemini, or a plugin's)."
+    ),
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="Model for every critic (with --provider).")]
 RosterOpt = Annotated[
@@ -64,8 +58,67 @@ CasesOpt = Annotated[
 ]
 
 
-def _echo_json(payload: Any) -> None:
-    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+def _text(value: str | None, option: str) -> str | None:
+    """An option's text, read from the file it names with ``@path``; valid Unicode only."""
+    from arbiter.errors import InputError
+
+    if value is None:
+        return None
+    text = read_argument_file(value, option)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # undecodable bytes on the command line
+        raise InputError(
+            f"{option}: not valid UTF-8 text (character {exc.start + 1}); pass it as a UTF-8 "
+            f"file with {option} @path"
+        ) from None
+    return text
+
+
+def _judge(
+    kind: JuryRunKind,
+    roster: list[CriticSpec],
+    cases: list[Case],
+    *,
+    config: dict[str, Any],
+    audit: bool,
+    concurrency: int | None,
+    progress: str | None = None,
+) -> JudgedRun:
+    from arbiter.cli.common import progress_bar
+    from arbiter.errors import Interrupted
+    from arbiter.service.jury import judge_cases
+
+    options = settings()
+    store = open_store(options)
+    try:
+        with progress_bar(progress or "", enabled=progress is not None) as bar:
+            done = 0
+
+            def judged(case: Case, verdict: object) -> None:
+                nonlocal done
+                done += 1
+                bar(done, len(cases))
+
+            try:
+                return asyncio.run(
+                    judge_cases(
+                        store,
+                        kind,
+                        roster,
+                        cases,
+                        config=config,
+                        audit_root=options.home / "audit" if audit else None,
+                        concurrency=concurrency or options.concurrency,
+                        on_judged=judged,
+                    )
+                )
+            except KeyboardInterrupt:
+                raise Interrupted(
+                    f"after {done}/{len(cases)} judgments, each stored as it was made"
+                ) from None
+    finally:
+        store.close()
 
 
 # --------------------------------------------------------------------------- commands
@@ -75,9 +128,11 @@ def _echo_json(payload: Any) -> None:
 def judge(
     case: Annotated[str | None, typer.Option("--case", help="Id of a case in --cases.")] = None,
     file: Annotated[Path | None, typer.Option(help="Judge every case of a JSONL file.")] = None,
-    task: Annotated[str | None, typer.Option(help="What the LLM was asked.")] = None,
-    context: Annotated[str | None, typer.Option(help="The source it must be faithful to.")] = None,
-    output: Annotated[str | None, typer.Option(help="The output to judge.")] = None,
+    task: Annotated[str | None, typer.Option(help="What the LLM was asked (or @file).")] = None,
+    context: Annotated[
+        str | None, typer.Option(help="The source it must be faithful to (or @file).")
+    ] = None,
+    output: Annotated[str | None, typer.Option(help="The output to judge (or @file).")] = None,
     cases: Annotated[
         Path | None, typer.Option("--cases", help="Where --case looks (default: bundled cases).")
     ] = None,
@@ -89,40 +144,33 @@ def judge(
     no_audit: Annotated[bool, typer.Option("--no-audit", help="Write no audit file.")] = False,
 ) -> None:
     """Judge one output with the jury; exit 0 ACCEPT, 1 REVISE or ESCALATE, 2 REJECT."""
-    selected = select_cases(case, file, (task, context, output), cases)
+    from arbiter.cli import jury_render as render
+    from arbiter.service.jury import build_roster, select_cases, verdict_exit_code
+
+    texts = (_text(task, "--task"), _text(context, "--context"), _text(output, "--output"))
+    selected = select_cases(case, file, texts, cases)
     critics = build_roster(provider, model, roster)
-    settings = Settings()
     config = {"provider": provider, "model": model, "source": str(file or cases or "")}
-    store = open_store(settings)
-    try:
-        run_id, verdicts, recorder = judge_and_store(
-            store,
-            "judge",
-            critics,
-            selected,
-            config=config,
-            audit=not no_audit,
-            concurrency=concurrency or settings.concurrency,
-        )
-    finally:
-        store.close()
+    judged = _judge(
+        "judge", critics, selected, config=config, audit=not no_audit, concurrency=concurrency
+    )
     if as_json:
-        _echo_json(
+        echo_json(
             {
-                "run_id": run_id,
+                "run_id": judged.run_id,
                 "judgments": [
                     {"case_id": c.id, "verdict": v.model_dump(mode="json")}
-                    for c, v in zip(selected, verdicts, strict=True)
+                    for c, v in zip(selected, judged.verdicts, strict=True)
                 ],
             }
         )
     else:
-        for c, v in zip(selected, verdicts, strict=True):
-            render.judgment(out_console, c, v, header=len(selected) > 1)
+        for c, v in zip(selected, judged.verdicts, strict=True):
+            render.judgment(out_console(), c, v, header=len(selected) > 1)
         if len(selected) > 1:
-            render.judgment_summary(out_console, selected, verdicts)
-    err_console.print(recorder.where(), markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(verdict_exit_code(verdicts))
+            render.judgment_summary(out_console(), selected, judged.verdicts)
+    note(judged.where())
+    raise typer.Exit(verdict_exit_code(judged.verdicts))
 
 
 @jury_app.command("eval")
@@ -141,40 +189,40 @@ def eval_(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate the jury on labelled cases; exit 1 when a calibration gate fails."""
+    from arbiter.cli import jury_render as render
+    from arbiter.errors import GateFailed
+    from arbiter.jury.evaluation import evaluate_jury, group_detection
+    from arbiter.service.jury import build_roster, group_key, load_case_files
+
     selected = load_case_files(cases)
     critics = build_roster(provider, model, roster)
     key = group_key(by) if by else None
-    settings = Settings()
     config = {"provider": provider, "model": model, "cases": [str(p) for p in cases or []]}
-    store = open_store(settings)
-    try:
-        run_id, verdicts, recorder = judge_and_store(
-            store,
-            "eval",
-            critics,
-            selected,
-            config=config,
-            audit=not no_audit,
-            concurrency=concurrency or settings.concurrency,
-            progress=None if quiet else "jury eval",
-        )
-    finally:
-        store.close()
+    judged = _judge(
+        "eval",
+        critics,
+        selected,
+        config=config,
+        audit=not no_audit,
+        concurrency=concurrency,
+        progress=None if quiet else "jury eval",
+    )
+    verdicts = judged.verdicts
     evaluation = evaluate_jury(selected, [v.critiques for v in verdicts], seed=seed)
     groups = dict(group_detection(selected, verdicts, key)) if key else {}
     if as_json:
-        _echo_json(
+        echo_json(
             {
-                "run_id": run_id,
+                "run_id": judged.run_id,
                 "evaluation": evaluation.model_dump(mode="json"),
                 "groups": {name: g.model_dump(mode="json") for name, g in groups.items()},
             }
         )
     else:
-        render.evaluation(out_console, evaluation, critics=[c.name for c in critics])
+        render.evaluation(out_console(), evaluation, critics=[c.name for c in critics])
         if by:
-            render.groups(out_console, groups, by)
-    err_console.print(recorder.where(), markup=False, highlight=False, soft_wrap=True)
+            render.groups(out_console(), groups, by)
+    note(judged.where())
     if evaluation.gate_failures:
         raise GateFailed(f"{len(evaluation.gate_failures)} jury gate(s) failed")
 
@@ -196,6 +244,11 @@ def baseline(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """k samples of one critic against k different critics, at the same call budget."""
+    from arbiter.cli import jury_render as render
+    from arbiter.errors import InputError
+    from arbiter.jury.evaluation import evaluate_jury
+    from arbiter.service.jury import build_roster, load_case_files
+
     selected = load_case_files(cases)
     critics = build_roster(provider, model, roster)
     if len(critics) < k:
@@ -208,33 +261,27 @@ def baseline(
         "samples": [chosen.model_copy(update={"name": f"sample-{i + 1}"}) for i in range(k)],
         "critics": critics[:k],
     }
-    settings = Settings()
     results = {}
-    store = open_store(settings)
-    try:
-        for arm, roster_of_arm in arms.items():
-            config = {"arm": arm, "k": k, "provider": provider, "model": model}
-            run_id, verdicts, _ = judge_and_store(
-                store,
-                "baseline",
-                roster_of_arm,
-                selected,
-                config=config,
-                audit=False,
-                concurrency=concurrency or settings.concurrency,
-                progress=None if quiet else f"baseline: {arm}",
-            )
-            outcomes = [v.critiques for v in verdicts]
-            results[arm] = (run_id, evaluate_jury(selected, outcomes), outcomes)
-    finally:
-        store.close()
+    for arm, roster_of_arm in arms.items():
+        config = {"arm": arm, "k": k, "provider": provider, "model": model}
+        judged = _judge(
+            "baseline",
+            roster_of_arm,
+            selected,
+            config=config,
+            audit=False,
+            concurrency=concurrency,
+            progress=None if quiet else f"baseline: {arm}",
+        )
+        outcomes = [v.critiques for v in judged.verdicts]
+        results[arm] = (judged.run_id, evaluate_jury(selected, outcomes), outcomes)
     identical = all(
         len({o.model_dump_json(include={"status", "critique"}) for o in row}) == 1
         for row in results["samples"][2]
     )
     calls = k * len(selected)
     if as_json:
-        _echo_json(
+        echo_json(
             {
                 "k": k,
                 "calls_per_arm": calls,
@@ -248,7 +295,7 @@ def baseline(
         )
         return
     render.baseline(
-        out_console,
+        out_console(),
         samples=results["samples"][1],
         critics=results["critics"][1],
         sampled=chosen.name,
@@ -256,11 +303,9 @@ def baseline(
         calls=calls,
         identical=identical,
     )
-    err_console.print(
+    note(
         f"stored as jury runs {results['samples'][0]} (samples) and "
-        f"{results['critics'][0]} (critics)",
-        markup=False,
-        highlight=False,
+        f"{results['critics'][0]} (critics)"
     )
 
 
@@ -272,28 +317,16 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print the changes as JSON.")] = False,
 ) -> None:
     """Re-synthesize a run's stored critiques; exit 1 listing every verdict that changed."""
+    from arbiter.cli import jury_render as render
+    from arbiter.service.jury import replay_run
+
     store = open_store()
     try:
-        if run_id is None:
-            info = latest_jury_run(store)
-            if info is None:
-                raise InputError(
-                    f"no jury runs in {store.describe()}; judge something first: "
-                    "arbiter judge --case clean_01"
-                )
-        else:
-            info = get_jury_run(store, run_id)
-        judgments = load_judgments(store, info.id)
-        by_id = {c.id: c for c in load_judged_cases(store, info.id)}
+        info, judgments, changes = replay_run(store, run_id)
     finally:
         store.close()
-    changes: list[VerdictChange] = [
-        change
-        for j in judgments
-        if (change := replay_judgment(by_id[j.case_id], j.outcomes, j.verdict)) is not None
-    ]
     if as_json:
-        _echo_json(
+        echo_json(
             {
                 "run_id": info.id,
                 "n_judgments": len(judgments),
@@ -301,33 +334,30 @@ def replay(
             }
         )
     else:
-        render.replay(out_console, info.id, info.kind, len(judgments), changes)
+        render.replay(out_console(), info.id, info.kind, len(judgments), changes)
     raise typer.Exit(1 if changes else 0)
 
 
 def demo_jury(case_ids: tuple[str, str] = ("clean_01", "multi_02")) -> None:
-    """The jury part of ``arbiter demo``: the mock jury on a clean and a broken bundled case."""
+    """The jury part of ``arbiter demo``: the offline jury on a clean and a broken case."""
+    from arbiter.cli import jury_render as render
+    from arbiter.jury.cases import bundled_cases_path, load_cases
+    from arbiter.jury.critics import DEFAULT_ROSTER
+
     bundled = {c.id: c for c in load_cases(bundled_cases_path())}
     selected = [bundled[i] for i in case_ids]
-    store = open_store()
-    try:
-        _, verdicts, recorder = judge_and_store(
-            store,
-            "judge",
-            DEFAULT_ROSTER,
-            selected,
-            config={"source": "demo"},
-            audit=True,
-            concurrency=2,
-        )
-    finally:
-        store.close()
-    render.demo(out_console, selected, verdicts)
-    err_console.print(recorder.where(), markup=False, highlight=False, soft_wrap=True)
-    err_console.print(
+    judged = _judge(
+        "judge",
+        list(DEFAULT_ROSTER),
+        selected,
+        config={"source": "demo"},
+        audit=True,
+        concurrency=2,
+    )
+    render.demo(out_console(), selected, judged.verdicts)
+    note(judged.where())
+    note(
         f"  arbiter judge --case {case_ids[1]}   # the full table (exit 2: REJECT)\n"
         "  arbiter jury eval                # how good is the jury?\n"
-        "  arbiter jury replay              # re-synthesize stored critiques",
-        markup=False,
-        highlight=False,
+        "  arbiter jury replay              # re-synthesize stored critiques"
     )

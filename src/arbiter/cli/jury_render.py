@@ -1,7 +1,8 @@
 """How the jury commands print: critic tables, findings, verdicts, evaluations.
 
-Text that comes from cases or critics is never parsed as Rich markup: an output under
-judgement may well contain ``[brackets]``.
+Text that comes from cases or critics is never parsed as Rich markup (an output under
+judgement may well contain ``[brackets]``) and its control characters are shown, not
+obeyed (:func:`arbiter.escape.terminal`): a judged output cannot clear the screen.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from arbiter import escape
 from arbiter.contract import DIMENSIONS, Case, Decision, Interval, Verdict
 from arbiter.jury.audit import VerdictChange, VerdictSummary
 from arbiter.jury.evaluation import DetectionFigures, JuryEvaluation
@@ -33,8 +35,16 @@ _STYLE = {"ACCEPT": "bold green", "REVISE": "bold yellow", "REJECT": "bold red"}
 _SHORT = {"accuracy": "acc", "consistency": "con", "completeness": "cmp"}
 
 
+_QUOTE_LIMIT = 500
+"""Longest quote, claim or error printed; the audit artifact keeps them whole."""
+
+
 def _plain(console: Console, text: str = "", style: str | None = None) -> None:
-    console.print(Text(text, style=style or ""), soft_wrap=True)
+    console.print(Text(escape.terminal(text), style=style or ""), soft_wrap=True)
+
+
+def _t(value: object, style: str = "") -> Text:
+    return Text(escape.terminal(value, single_line=True, limit=_QUOTE_LIMIT), style=style)
 
 
 def critic_table(verdict: Verdict) -> Table:
@@ -51,11 +61,11 @@ def critic_table(verdict: Verdict) -> Table:
         scores = [str(critique.score(d)) if critique else "-" for d in DIMENSIONS]
         status = "ok" if outcome.status == "ok" else f"dead: {outcome.error or 'no answer'}"
         table.add_row(
-            Text(outcome.critic),
-            Text(outcome.model),
+            _t(outcome.critic),
+            _t(outcome.model),
             *scores,
             f"{outcome.latency_ms:.1f}",
-            Text(status, style="" if outcome.status == "ok" else "red"),
+            _t(status, style="" if outcome.status == "ok" else "red"),
         )
     if verdict.scores:
         aggregate = [f"{verdict.scores[d]:g}" for d in DIMENSIONS]
@@ -78,7 +88,7 @@ def judgment(console: Console, case: Case, verdict: Verdict, *, header: bool = F
     """The full account of one judgment: critics, findings, opinions, verdict, reasons."""
     if header:
         expected = f"  (expected {case.expected})" if case.expected else ""
-        _plain(console, f"== {case.id}{expected}", "bold")
+        _plain(console, f"== {escape.terminal(case.id, single_line=True)}{expected}", "bold")
     console.print(critic_table(verdict))
     live = sum(o.status == "ok" for o in verdict.critiques)
     if verdict.findings:
@@ -88,17 +98,18 @@ def judgment(console: Console, case: Case, verdict: Verdict, *, header: bool = F
         _plain(
             console,
             f"[{len(finding.critics)}/{live}] {tag} {finding.dimension} {finding.kind} "
-            f"{finding.claim}",
+            f"{escape.clip(finding.claim, _QUOTE_LIMIT)}",
             "bold" if finding.corroborated else None,
         )
-        _plain(console, f"  > {finding.quote}")
+        _plain(console, f"  > {escape.clip(finding.quote, _QUOTE_LIMIT)}")
         if finding.rival:
-            _plain(console, f"  rival: {finding.rival}")
+            _plain(console, f"  rival: {escape.clip(finding.rival, _QUOTE_LIMIT)}")
         _plain(console, f"  critics: {', '.join(finding.critics)}", "dim")
     if verdict.opinions:
         _plain(console, "opinions (quote not in the output, so outvoted by the median):")
     for opinion in verdict.opinions:
-        _plain(console, f"  - {opinion.dimension}: {opinion.claim}  \u201c{opinion.quote}\u201d")
+        claim, quote = (escape.clip(t, _QUOTE_LIMIT) for t in (opinion.claim, opinion.quote))
+        _plain(console, f"  - {opinion.dimension}: {claim}  \u201c{quote}\u201d")
     console.print(verdict_line(verdict), soft_wrap=True)
     escalations = [r.removeprefix("escalate: ") for r in verdict.reasons if r.startswith("escal")]
     if verdict.escalate:
@@ -119,7 +130,7 @@ def judgment_summary(console: Console, cases: Sequence[Case], verdicts: Sequence
         table.add_column(column, justify="right" if column == "confidence" else "left")
     for case, verdict in zip(cases, verdicts, strict=True):
         table.add_row(
-            Text(case.id),
+            _t(case.id),
             Text(verdict.decision, style=_STYLE[verdict.decision]),
             f"{verdict.confidence:.2f}",
             "ESCALATE" if verdict.escalate else "",
@@ -134,7 +145,7 @@ def demo(console: Console, cases: Sequence[Case], verdicts: Sequence[Verdict]) -
         console, "\njury: three critics (factual, logical, adversary) on the mock provider", "bold"
     )
     for case, verdict in zip(cases, verdicts, strict=True):
-        line = Text(f"  {case.id:<10} ")
+        line = Text(f"  {escape.terminal(case.id, single_line=True):<10} ")
         line.append(f"{verdict.decision:<6}", style=_STYLE[verdict.decision])
         line.append(f"  confidence {verdict.confidence:.2f}")
         line.append("  ESCALATE" if verdict.escalate else "")
@@ -143,8 +154,9 @@ def demo(console: Console, cases: Sequence[Case], verdicts: Sequence[Verdict]) -
         for finding in verdict.findings:
             tag = "CORROBORATED" if finding.corroborated else "unconfirmed"
             rival = f" (rival: {finding.rival})" if finding.rival else ""
-            _plain(console, f"    [{len(finding.critics)}] {tag} {finding.claim}{rival}")
-            _plain(console, f"      > {finding.quote}")
+            claim = escape.clip(finding.claim, _QUOTE_LIMIT)
+            _plain(console, f"    [{len(finding.critics)}] {tag} {claim}{rival}")
+            _plain(console, f"      > {escape.clip(finding.quote, _QUOTE_LIMIT)}")
         if not verdict.findings:
             _plain(console, f"    {verdict.reasons[0]}")
 
@@ -253,7 +265,7 @@ def _ablation(console: Console, result: JuryEvaluation) -> None:
         table.add_column(column, justify="left" if column == "jury" else "right")
     for row in result.ablation:
         table.add_row(
-            Text("+".join(row.critics)),
+            _t("+".join(row.critics)),
             f"{row.precision:.2f}",
             f"{row.recall:.2f}",
             _opt(row.accuracy),
@@ -276,7 +288,7 @@ def groups(console: Console, figures: Mapping[str, DetectionFigures], by: str) -
         table.add_column(column, justify="left" if column == "group" else "right")
     for name, g in figures.items():
         table.add_row(
-            Text(name),
+            _t(name),
             str(g.n),
             str(g.tp),
             str(g.fp),
@@ -315,8 +327,8 @@ def baseline(
         box=box.SIMPLE_HEAD,
     )
     table.add_column("figure")
-    table.add_column(Text(f"{k} samples of {sampled}"), justify="right")
-    table.add_column(Text(f"{k} critics ({', '.join(names)})"), justify="right")
+    table.add_column(_t(f"{k} samples of {sampled}"), justify="right")
+    table.add_column(_t(f"{k} critics ({', '.join(names)})"), justify="right")
 
     def detection(e: JuryEvaluation, name: str) -> str:
         interval: Interval | None = getattr(e.detection, name) if e.detection else None

@@ -1,8 +1,8 @@
 """Entry point of the ``arbiter`` command: dispatch, and the one-line error contract.
 
 Every failure prints one line to stderr and exits with the code of DESIGN.md
-(1 gate failed / system unreachable, 2 usage, 3 invalid input); ``--debug`` anywhere
-on the command line shows the traceback instead.
+(1 gate failed / system or store unreachable, 2 usage, 3 invalid input, 130
+interrupted); ``--debug`` anywhere on the command line shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
 from arbiter.cli import run as _run  # noqa: F401  (registers commands)
 from arbiter.cli.app import app
-from arbiter.cli.common import err_console
-from arbiter.errors import ArbiterError, GateFailed
+from arbiter.cli.common import note
+from arbiter.errors import ArbiterError, GateFailed, Interrupted
 
 __all__ = ["main"]
 
@@ -35,21 +35,16 @@ def main(argv: list[str] | None = None) -> None:
     except ArbiterError as exc:
         if debug:
             raise
-        err_console.print(f"arbiter: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        note(f"arbiter: {'interrupted' if isinstance(exc, Interrupted) else 'error'}: {exc}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err_console.print("arbiter: interrupted", markup=False)
+        note("arbiter: interrupted")
         sys.exit(130)
     except Exception as exc:
         if debug:
             raise
         message = " ".join(str(exc).split()) or type(exc).__name__
-        err_console.print(
-            f"arbiter: internal error: {type(exc).__name__}: {message} (rerun with --debug)",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        note(f"arbiter: internal error: {type(exc).__name__}: {message} (rerun with --debug)")
         sys.exit(1)
 
 

@@ -1,34 +1,34 @@
-"""``arbiter run``, ``arbiter runs`` and ``arbiter demo``."""
+"""``arbiter run``, ``arbiter runs`` and ``arbiter demo``.
+
+Options are parsed here and handed to :mod:`arbiter.service.runs`; engines are imported
+inside the commands, never at import time.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from arbiter.cli.app import app
 from arbiter.cli.common import (
+    echo_json,
     err_console,
+    note,
     open_store,
     out_console,
     parse_label_map,
     progress_bar,
+    read_argument_file,
+    settings,
 )
-from arbiter.config import Settings
-from arbiter.contract import Report
-from arbiter.datasets import load_dataset
-from arbiter.errors import InputError, SystemUnderTestError
-from arbiter.harness.render import report_renderable
-from arbiter.harness.runner import resume_eval_async, run_eval_async
-from arbiter.store.repository import Store
-from arbiter.systems.base import ResponseMapping, SystemUnderTest
-from arbiter.systems.factory import build_system
-from arbiter.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from arbiter.contract import Report
+    from arbiter.store import Store
 
 __all__ = ["demo", "run", "runs"]
 
@@ -42,6 +42,8 @@ class SystemKind(StrEnum):
 
 
 def _parse_pairs(values: list[str], sep: str, option: str) -> dict[str, str]:
+    from arbiter.errors import InputError
+
     pairs = {}
     for value in values:
         key, found, rest = value.partition(sep)
@@ -52,6 +54,8 @@ def _parse_pairs(values: list[str], sep: str, option: str) -> dict[str, str]:
 
 
 def _json_value(text: str) -> Any:
+    import json
+
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -59,84 +63,55 @@ def _json_value(text: str) -> Any:
 
 
 def _body_template(value: str | None) -> Any:
+    from arbiter.datasets.jsonio import parse_json
+
     if value is None:
         return None
-    text = value
-    if value.startswith("@"):
-        path = Path(value[1:])
-        if not path.is_file():
-            raise InputError(f"--body-template {value}: no such file")
-        text = path.read_text(encoding="utf-8")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"--body-template: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    source = value[1:] if value.startswith("@") else "--body-template"
+    return parse_json(read_argument_file(value, "--body-template"), source=source)
 
 
-def _describe_new(
-    kind: SystemKind,
-    target: str | None,
-    *,
-    method: str,
-    body_template: str | None,
-    label_path: str | None,
-    confidence_path: str | None,
-    id_path: str | None,
-    header_names: list[str],
-    tool: str | None,
-    args: dict[str, Any],
-    timeout: float,
-) -> dict[str, Any]:
-    if not target:
-        what = "'package.module:function'" if kind is SystemKind.python else "the service URL"
-        raise InputError(f"--target is required for --system {kind.value}: give {what}")
-    if kind is SystemKind.python:
-        return {"kind": "python", "target": target}
-    defaults = (
-        ResponseMapping()
-        if kind is SystemKind.http
-        else ResponseMapping(label="risk_level", confidence="confidence")
-    )
-    mapping = ResponseMapping(
-        label=label_path or defaults.label,
-        confidence=confidence_path or defaults.confidence,
-        id=id_path or defaults.id,
-    ).model_dump(mode="json")
-    if kind is SystemKind.http:
-        return {
-            "kind": "http",
-            "url": target,
-            "method": method.upper(),
-            "body_template": _body_template(body_template),
-            "mapping": mapping,
-            "headers": header_names,
-            "timeout": timeout,
-        }
-    if not tool:
-        raise InputError("--tool is required for --system mcp: the name of the tool to call")
-    return {
-        "kind": "mcp",
-        "url": target,
-        "tool": tool,
-        "fixed_arguments": args,
-        "mapping": mapping,
-        "headers": header_names,
-        "timeout": timeout,
-    }
+class _Tracker:
+    """Remembers the run id and the pairs done, to say how to resume after Ctrl-C."""
+
+    def __init__(self, progress: Any) -> None:
+        self.run_id: str | None = None
+        self.done = self.total = 0
+        self._progress = progress
+
+    def started(self, run_id: str) -> None:
+        self.run_id = run_id
+        note(f"run {run_id} started (if interrupted: arbiter run --resume {run_id})")
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        self._progress(done, total)
+
+    def interrupted(self) -> Exception:
+        from arbiter.errors import Interrupted
+
+        if self.run_id is None:
+            return Interrupted("before the run was stored; nothing to resume")
+        return Interrupted(
+            f"run {self.run_id} is stored with {self.done}/{self.total or '?'} pairs; "
+            f"resume it with: arbiter run --resume {self.run_id}"
+        )
 
 
 def _finish(report: Report, store: Store, *, as_json: bool) -> None:
+    from arbiter.cli.render_run import report_renderable
+    from arbiter.errors import SystemUnderTestError
+
     if as_json:
-        out_console.print_json(report.model_dump_json())
+        echo_json(report.model_dump(mode="json"))
     else:
-        out_console.print(report_renderable(report))
-        err_console.print(f"\nstored as run [bold]{report.run_id}[/] in {store.describe()}")
+        out_console().print(report_renderable(report))
+        note(f"\nstored as run {report.run_id} in {store.describe()}")
     if report.mapped is not None and len(report.mapped.labels) == 1:
-        err_console.print(
-            f"[yellow]warning:[/] the label map sends every label to {report.mapped.labels[0]!r}: "
-            "does it name the labels this dataset uses?"
+        note(
+            f"warning: the label map sends every label to {report.mapped.labels[0]!r}: "
+            "does it name the labels this dataset uses?",
+            style="yellow",
         )
     if report.error_rate == 1.0:
         kind, message = next(iter(report.error_examples.items()), ("error", ""))
@@ -146,12 +121,6 @@ def _finish(report: Report, store: Store, *, as_json: bool) -> None:
         )
 
 
-def _announce(run_id: str) -> None:
-    err_console.print(
-        f"run [bold]{run_id}[/] started (if interrupted: arbiter run --resume {run_id})"
-    )
-
-
 @app.command()
 def run(
     dataset: Annotated[
@@ -159,15 +128,21 @@ def run(
         typer.Option("--dataset", "--fixture", help="Labelled dataset: .json, .jsonl or .csv."),
     ] = None,
     system: Annotated[
-        SystemKind, typer.Option(help="Kind of system under test.")
-    ] = SystemKind.python,
+        SystemKind | None, typer.Option(help="Kind of system under test [default: python].")
+    ] = None,
     target: Annotated[
         str | None,
         typer.Option(
-            "--target", "--url", help="python: 'package.module:function'; http/mcp: the URL."
+            "--target",
+            "--url",
+            help="python: 'package.module:function' or 'path/to/file.py:function'; "
+            "http/mcp: the URL.",
         ),
     ] = None,
-    k: Annotated[int, typer.Option("--k", min=1, help="Repetitions per example (pass^k).")] = 1,
+    k: Annotated[
+        int | None,
+        typer.Option("--k", min=1, help="Repetitions per example (pass^k) [default: 1]."),
+    ] = None,
     concurrency: Annotated[
         int | None,
         typer.Option(min=1, help="Calls in flight at once (default: ARBITER_CONCURRENCY or 16)."),
@@ -189,7 +164,9 @@ def run(
         typer.Option(help="'binary' (anything but 'low' → 'high') or a JSON file {from: to}."),
     ] = None,
     binary: Annotated[bool, typer.Option("--binary", help="Same as --label-map binary.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap intervals.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the bootstrap intervals [default: 0].")
+    ] = None,
     method: Annotated[str, typer.Option(help="http: request method.")] = "POST",
     body_template: Annotated[
         str | None,
@@ -217,77 +194,121 @@ def run(
         typer.Option(help="mcp: per-request provider override, sent as the 'driver' argument."),
     ] = None,
     resume: Annotated[
-        str | None, typer.Option(help="Continue a stored run: only its missing pairs are run.")
+        str | None,
+        typer.Option(
+            help="Continue a stored run: only its missing pairs run, with its own options "
+            "(a different --k, --dataset, ... is refused)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a labelled dataset through a system under test and report how it did."""
-    settings = Settings()
+    from arbiter.contract import RunConfig
+    from arbiter.datasets import load_dataset
+    from arbiter.errors import InputError
+    from arbiter.service.runs import resume_run, start_run, system_description
+    from arbiter.systems.factory import build_system
+    from arbiter.telemetry import Telemetry
+
+    config = settings()
     headers = _parse_pairs(header or [], ":", "--header")
+    if binary and label_map not in (None, "binary"):
+        raise InputError("--binary and --label-map are exclusive; give one")
+    mapping = parse_label_map("binary" if binary else label_map)
+    data = load_dataset(dataset) if dataset is not None else None
+    fixed: dict[str, Any] = {
+        name: _json_value(v) for name, v in _parse_pairs(arg or [], "=", "--arg").items()
+    }
+    if driver:
+        fixed["driver"] = driver
+    kind = (system or SystemKind.python).value
+    effective_timeout = timeout or config.timeout
+    description = None
+    if resume is None or target is not None:
+        description = system_description(
+            kind,
+            target,
+            method=method,
+            body_template=_body_template(body_template),
+            label_path=label_path,
+            confidence_path=confidence_path,
+            id_path=id_path,
+            header_names=sorted(headers),
+            tool=tool,
+            fixed_arguments=fixed,
+            timeout=effective_timeout,
+        )
+    telemetry = Telemetry.from_env()
     if resume is not None:
-        store = open_store(settings)
-        telemetry = Telemetry.from_env()
+        given = {
+            "k": k,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "limit": limit,
+            "seed": seed,
+            "label_map": mapping,
+            "dataset_hash": data.content_hash if data is not None else None,
+            "system": description,
+        }
+        store = open_store(config)
         try:
-            info = store.get_run(resume)
-            sut = build_system(info.system, headers=headers)
-            with progress_bar(f"resuming {info.id}", enabled=not quiet) as progress:
-                report = asyncio.run(
-                    resume_eval_async(store, info.id, sut, progress=progress, telemetry=telemetry)
-                )
+            tracker = _Tracker(lambda done, total: None)
+            tracker.run_id = store.get_run(resume).id
+            with progress_bar(f"resuming {tracker.run_id}", enabled=not quiet) as bar:
+                tracker._progress = bar
+                try:
+                    report = asyncio.run(
+                        resume_run(
+                            store,
+                            tracker.run_id,
+                            headers=headers,
+                            given={n: v for n, v in given.items() if v is not None},
+                            progress=tracker,
+                            telemetry=telemetry,
+                        )
+                    )
+                except KeyboardInterrupt:
+                    raise tracker.interrupted() from None
             _finish(report, store, as_json=as_json)
         finally:
             telemetry.shutdown()
             store.close()
         return
     # Everything is validated before the store is opened: bad input writes nothing.
-    if dataset is None:
+    if data is None:
         raise InputError("--dataset is required (or --resume RUN_ID)")
-    data = load_dataset(dataset)
-    if binary and label_map not in (None, "binary"):
-        raise InputError("--binary and --label-map are exclusive; give one")
-    mapping = parse_label_map("binary" if binary else label_map)
-    fixed: dict[str, Any] = {
-        name: _json_value(v) for name, v in _parse_pairs(arg or [], "=", "--arg").items()
-    }
-    if driver:
-        fixed["driver"] = driver
-    effective_timeout = timeout or settings.timeout
-    description = _describe_new(
-        system,
-        target,
-        method=method,
-        body_template=body_template,
-        label_path=label_path,
-        confidence_path=confidence_path,
-        id_path=id_path,
-        header_names=sorted(headers),
-        tool=tool,
-        args=fixed,
+    assert description is not None
+    run_config = RunConfig(
+        k=k or 1,
+        concurrency=concurrency or config.concurrency,
         timeout=effective_timeout,
+        retries=config.retries if retries is None else retries,
+        label_map=mapping,
+        limit=limit,
+        seed=seed or 0,
     )
-    new_sut: SystemUnderTest = build_system(description, headers=headers)
-    store = open_store(settings)
-    telemetry = Telemetry.from_env()
+    sut = build_system(description, headers=headers)
+    store = open_store(config)
     try:
-        with progress_bar(data.name, enabled=not quiet) as progress:
-            report = asyncio.run(
-                run_eval_async(
-                    new_sut,
-                    data,
-                    k=k,
-                    concurrency=concurrency or settings.concurrency,
-                    timeout=effective_timeout,
-                    retries=settings.retries if retries is None else retries,
-                    label_map=mapping,
-                    limit=limit,
-                    seed=seed,
-                    store=store,
-                    progress=progress,
-                    on_start=_announce,
-                    telemetry=telemetry,
+        with progress_bar(data.name, enabled=not quiet) as bar:
+            tracker = _Tracker(bar)
+            try:
+                report = asyncio.run(
+                    start_run(
+                        sut,
+                        data,
+                        config=run_config,
+                        store=store,
+                        source=str(dataset),
+                        progress=tracker,
+                        on_start=tracker.started,
+                        telemetry=telemetry,
+                    )
                 )
-            )
+            except KeyboardInterrupt:
+                raise tracker.interrupted() from None
         _finish(report, store, as_json=as_json)
     finally:
         telemetry.shutdown()  # flushes the run's span and figures
@@ -300,18 +321,25 @@ def runs(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List stored runs, newest first."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from arbiter import escape
+
     store = open_store()
     try:
         infos = store.list_runs(limit=limit)
     finally:
         store.close()
     if as_json:
-        out_console.print_json(json.dumps([i.model_dump(mode="json") for i in infos]))
+        echo_json(
+            [{**i.model_dump(mode="json"), "elapsed_seconds": i.elapsed_seconds} for i in infos]
+        )
         return
     if not infos:
-        err_console.print(f"no runs yet in {store.describe()}; try: arbiter demo")
+        note(f"no runs yet in {store.describe()}; try: arbiter demo")
         return
-    table = Table(title=f"runs in {store.describe()}", title_justify="left")
+    table = Table(title=f"runs in {escape.terminal(store.describe())}", title_justify="left")
     for column in ("run", "status", "created (UTC)", "dataset", "system", "k", "done", "seconds"):
         table.add_column(
             column,
@@ -320,18 +348,18 @@ def runs(
             min_width=22 if column == "run" else None,
         )
     for i in infos:
-        system = i.system.get("target") or i.system.get("url") or "?"
+        target = i.system.get("target") or i.system.get("url") or "?"
         table.add_row(
             i.id,
             i.status,
             f"{i.created_at:%Y-%m-%d %H:%M:%S}",
-            i.dataset_name,
-            f"{i.system.get('kind')}:{system}",
+            Text(escape.terminal(i.dataset_name, single_line=True)),
+            Text(escape.terminal(f"{i.system.get('kind')}:{target}", single_line=True)),
             str(i.config.get("k", 1)),
             f"{i.n_done}/{i.n_pairs}",
             f"{i.elapsed_seconds:.1f}",
         )
-    out_console.print(table)
+    out_console().print(table)
 
 
 @app.command()
@@ -340,11 +368,14 @@ def demo(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate the bundled transaction-risk screener on its bundled labelled data."""
+    from arbiter.contract import RunConfig
+    from arbiter.datasets import load_dataset
     from arbiter.demo import DEMO_LABEL_MAP, DEMO_TARGET, dataset_path
+    from arbiter.service.runs import start_run
     from arbiter.systems.python import PythonSystem
 
     data = load_dataset(dataset_path())
-    err_console.print(
+    err_console().print(
         f"[bold]arbiter demo[/]: {len(data.examples)} labelled transactions through "
         f"{DEMO_TARGET}\nThe screener answers low/medium/high/critical; the ground truth is "
         "binary (high = confirmed threat), so the mapped figures are the ones to judge.\n"
@@ -353,10 +384,10 @@ def demo(
     try:
         with progress_bar("demo", enabled=not quiet) as progress:
             report = asyncio.run(
-                run_eval_async(
+                start_run(
                     PythonSystem(DEMO_TARGET),
                     data,
-                    label_map=DEMO_LABEL_MAP,
+                    config=RunConfig(label_map=DEMO_LABEL_MAP),
                     store=store,
                     progress=progress,
                 )
@@ -364,7 +395,7 @@ def demo(
         _finish(report, store, as_json=as_json)
     finally:
         store.close()
-    err_console.print(
+    note(
         "\nnext:\n"
         f"  arbiter report {report.run_id} --format markdown   # for a CI step summary\n"
         f"  arbiter gate {report.run_id} --min-accuracy 0.9 --cohort wire=0.8  # exit 1 on a miss\n"

@@ -1,60 +1,296 @@
-"""Reading JSON input files with one-line errors: shared by every loader of ours."""
+"""The one reader of JSON input files, and the one formatter of validation errors.
+
+Datasets, case files, online configs, rule files, label maps, rosters and body
+templates are all read here, so every one of them behaves the same way:
+
+- the path must be a regular file (a missing file, a directory or a FIFO is named so);
+- the text is UTF-8, with or without a byte-order mark; an invalid byte is reported
+  with its line and offset;
+- a syntax error is reported as ``file:line:column``; NaN, Infinity and numbers too
+  large for a float (``1e999``) are refused, so a document means one thing wherever it
+  goes (a NaN is stored as ``null``, an infinity is not JSON at all);
+- an escape that decodes to a lone UTF-16 surrogate (``"\\ud800"``) is refused: no
+  UTF-8 text, no database and no terminal can hold it;
+- nesting deeper than :data:`MAX_DEPTH` is refused before anything recurses into it.
+
+Every failure is an :class:`~arbiter.errors.InputError` with one line. The same parser
+serves one line of a JSONL stream (:func:`parse_json_line`), where the online scorer
+turns the error into a per-line result instead of stopping.
+"""
 
 from __future__ import annotations
 
-import codecs
 import json
+import math
+import os
+import re
+import stat
+import types
+import typing
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from arbiter.errors import InputError
 
-__all__ = ["describe_validation_error", "json_type", "loads_json", "read_utf8"]
+__all__ = [
+    "MAX_DEPTH",
+    "JsonInputError",
+    "describe_validation_error",
+    "format_loc",
+    "iter_json_lines",
+    "json_type",
+    "parse_json",
+    "parse_json_line",
+    "parse_scalar",
+    "read_json_file",
+    "read_text",
+    "validate_document",
+]
+
+MAX_DEPTH = 128
+"""Deepest nesting of arrays and objects accepted in any JSON input."""
+
+M = TypeVar("M", bound=BaseModel)
+
+_BOM = "\ufeff"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def read_utf8(file: Path) -> str:
-    """The file's text; a UTF-8 BOM is skipped, invalid bytes are an ``InputError``."""
+class JsonInputError(InputError):
+    """Invalid JSON input, with what kind of invalid it is, where, and why.
+
+    Attributes:
+        kind: ``bad_encoding``, ``invalid_json``, ``not_finite``, ``surrogate`` or
+            ``too_deep``.
+        reason: The message without its ``file:line:column:`` location.
+        column: The 1-based column, when known.
+    """
+
+    def __init__(self, where: str, reason: str, *, kind: str, column: int | None = None) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.kind, self.reason, self.column = kind, reason, column
+
+
+def _regular_file(path: Path, what: str) -> None:
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a directory, not a {what}")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise InputError(f"{path}: is {kind}; give the {what} as a regular file")
+
+
+def read_text(path: str | os.PathLike[str], *, what: str = "file") -> str:
+    """The text of a UTF-8 file (a byte-order mark is skipped).
+
+    Args:
+        path: The file.
+        what: What the file is, for messages ("dataset", "online config", ...).
+
+    Raises:
+        InputError: Missing, a directory, not a regular file, unreadable, or not UTF-8
+            (the message names the line and byte offset).
+    """
+    file = Path(path)
+    _regular_file(file, what)
     try:
         data = file.read_bytes()
     except OSError as exc:
-        raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        raise InputError(f"{file}: cannot read the {what}: {exc.strerror or exc}") from None
+    skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
         return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
         offset = exc.start + skip
         line = data.count(b"\n", 0, offset) + 1
         reason = f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid UTF-8"
-        raise InputError(f"{file}:{line}: {reason} (save the file as UTF-8)") from None
+        raise JsonInputError(
+            f"{file}:{line}", f"{reason} (save the file as UTF-8)", kind="bad_encoding"
+        ) from None
 
 
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON (use null or a string)")
 
 
-def loads_json(file: Path, text: str, line: int | None = None) -> Any:
-    """Parse JSON text from ``file`` (at ``line`` for JSONL); NaN and Infinity refused.
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise OverflowError(token)
+    return value
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of ``text[index]``."""
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _where(source: str, text: str, index: int, line: int | None) -> tuple[str, int]:
+    row, column = _position(text, index)
+    at = f"{source}:{(line or 1) + row - 1}:{column}" if line else f"{source}:{row}:{column}"
+    return at, column
+
+
+def parse_json(
+    text: str, *, source: str, line: int | None = None, allow_non_finite: bool = False
+) -> Any:
+    """Parse JSON text, refusing what cannot mean the same thing everywhere.
+
+    Args:
+        text: The JSON text (a whole file, or one line of a JSONL file).
+        source: Where it came from, for messages (usually the file's path).
+        line: The line ``text`` starts at, for one line of a JSONL file.
+        allow_non_finite: Accept ``NaN``, ``Infinity`` and overflowing numbers (as
+            float NaN and infinities): for traffic whose broken values are findings of
+            the pipeline rather than input errors.
 
     Raises:
-        InputError: ``file:line:column: invalid JSON: why``.
+        JsonInputError: ``source:line:column: invalid JSON: why``; or a NaN, an
+            infinity, a number too large for a float, a lone surrogate escape, or
+            nesting deeper than ``MAX_DEPTH``.
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        if allow_non_finite:
+            value = json.loads(text)
+        else:
+            value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{file}:{line or exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+        where, column = _where(source, text, exc.pos, line)
+        raise JsonInputError(
+            where, f"invalid JSON: {exc.msg}", kind="invalid_json", column=column
         ) from None
-    except ValueError as exc:  # NaN / Infinity, refused by _reject_constant
-        raise InputError(f"{file}{f':{line}' if line else ''}: invalid JSON: {exc}") from None
+    except OverflowError as exc:
+        token = str(exc)
+        where, column = _where(source, text, max(text.find(token), 0), line)
+        reason = f"the number {token[:40]} is too large for a float (it would be infinite)"
+        raise JsonInputError(where, reason, kind="not_finite", column=column) from None
+    except RecursionError:
+        where = f"{source}:{line}" if line else source
+        reason = f"JSON nested deeper than {MAX_DEPTH} levels"
+        raise JsonInputError(where, reason, kind="too_deep") from None
+    except ValueError as exc:  # NaN / Infinity tokens, an int of over 4,300 digits
+        where = f"{source}:{line}" if line else source
+        reason = "invalid JSON: " + " ".join(str(exc).split())[:120]
+        raise JsonInputError(where, reason, kind="not_finite") from None
+    _check_tree(value, text, source, line)
+    return value
+
+
+def _check_tree(value: Any, text: str, source: str, line: int | None) -> None:
+    """Depth and lone surrogates, checked without recursion (and only when possible)."""
+    deep = text.count("[") + text.count("{") > MAX_DEPTH
+    surrogates = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+    if not (deep or surrogates):
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if surrogates and not _encodable(item):
+                where, reason, column = _surrogate_message(text, source, line)
+                raise JsonInputError(where, reason, kind="surrogate", column=column)
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            where = f"{source}:{line}" if line else source
+            raise JsonInputError(
+                where, f"JSON nested deeper than {MAX_DEPTH} levels", kind="too_deep"
+            )
+        children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _surrogate_message(text: str, source: str, line: int | None) -> tuple[str, str, int | None]:
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        escape = match.group(0)
+        pair = text[match.end() : match.end() + 6]
+        high = int(escape[2:], 16) < 0xDC00
+        paired = high and re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", pair) is not None
+        preceded = text[max(0, match.start() - 6) : match.start()]
+        closes = not high and re.fullmatch(r"\\u[dD][89abAB][0-9a-fA-F]{2}", preceded) is not None
+        if not (paired or closes):
+            where, column = _where(source, text, match.start(), line)
+            reason = (
+                f"the escape {escape} is a lone UTF-16 surrogate, not a character "
+                "(JSON text must be valid Unicode)"
+            )
+            return where, reason, column
+    where = f"{source}:{line}" if line else source
+    return where, "a string holds a lone UTF-16 surrogate (JSON text must be valid Unicode)", None
+
+
+def parse_json_line(
+    raw: bytes | str, *, source: str, line: int, allow_non_finite: bool = False
+) -> Any:
+    """One line of a JSONL stream: decoded (UTF-8, a BOM on line 1 skipped) and parsed.
+
+    The line's end (``\\n`` or ``\\r\\n``) is not part of the JSON, so an error at the
+    end of the line is reported at its real column.
+
+    Raises:
+        JsonInputError: As :func:`parse_json`, or ``bad_encoding`` for bytes that are
+            not UTF-8.
+    """
+    if isinstance(raw, bytes):
+        body = raw.rstrip(b"\r\n")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            reason = f"byte 0x{body[exc.start]:02x} at byte {exc.start} is not valid UTF-8"
+            raise JsonInputError(
+                f"{source}:{line}", reason, kind="bad_encoding", column=exc.start + 1
+            ) from None
+    else:
+        text = raw.rstrip("\r\n")
+    if line == 1:
+        text = text.removeprefix(_BOM)
+    return parse_json(text, source=source, line=line, allow_non_finite=allow_non_finite)
+
+
+def read_json_file(path: str | os.PathLike[str], *, what: str = "JSON file") -> Any:
+    """Read and parse a whole JSON file (see :func:`read_text` and :func:`parse_json`).
+
+    Raises:
+        InputError: The file is missing, not a regular file, not UTF-8, or not valid JSON.
+    """
+    file = Path(path)
+    return parse_json(read_text(file, what=what), source=str(file))
+
+
+def iter_json_lines(text: str, *, source: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of JSONL text, in order.
+
+    Raises:
+        JsonInputError: A line is not valid JSON (see :func:`parse_json`).
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, parse_json(line.rstrip("\r"), source=source, line=number)
 
 
 def parse_scalar(cell: str) -> Any:
     """The JSON scalar a text reads as (``12``, ``true``, ``null``), else the text."""
     try:
-        value = json.loads(cell, parse_constant=_reject_constant)
-    except ValueError:
+        value = json.loads(cell, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (ValueError, OverflowError, RecursionError):
         return cell
     return value if value is None or isinstance(value, bool | int | float) else cell
 
@@ -65,10 +301,108 @@ def json_type(value: Any) -> str:
     return {type(None): "null", bool: "boolean", **names}.get(type(value), type(value).__name__)
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """``field 'a.b': why (and N more)`` from pydantic's first error."""
+# --------------------------------------------------------------------- validation
+
+
+def validate_document(model: type[M], document: Any, *, where: str) -> M:
+    """``model`` validated from a parsed document, or one ``InputError`` line.
+
+    Raises:
+        InputError: ``where: field 'a.b[0].c': why`` for the first problem.
+    """
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        raise InputError(f"{where}: {describe_validation_error(exc, model)}") from None
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """``field 'a.b[0].c': why (and N more)`` from pydantic's first error.
+
+    Args:
+        exc: The error.
+        model: The model that was validated: its fields tell field names apart from the
+            union members pydantic puts in the location (``RuleSet``, a rule's ``kind``),
+            which are dropped so the location reads as the author wrote the document.
+    """
     errors = exc.errors(include_url=False)
-    loc = ".".join(str(part) for part in errors[0]["loc"])
-    message = " ".join(errors[0]["msg"].split())
+    loc = format_loc(errors[0]["loc"], model)
+    message = " ".join(str(errors[0]["msg"]).split())
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return (f"field {loc!r}: {message}" if loc else message) + more
+
+
+def format_loc(loc: Sequence[int | str], model: Any = None) -> str:
+    """A pydantic error location as the document's author would write it: ``a.b[0].c``.
+
+    Union members and discriminator tags in ``loc`` are not fields of the document and
+    are dropped; list indices become ``[i]``.
+    """
+    parts: list[str] = []
+    current: Any = model
+    for segment in loc:
+        current = _unwrap(current)
+        members = _union_members(current)
+        if members is not None and isinstance(segment, str):
+            chosen = _member_for(members, segment)
+            if chosen is not None or _is_type_tag(segment):
+                current = chosen
+                continue
+        if isinstance(segment, int):
+            parts.append(f"[{segment}]")
+            current = _item_type(current)
+            continue
+        if current is None and _is_type_tag(segment):
+            continue
+        parts.append(f".{segment}" if parts else str(segment))
+        current = _field_type(current, segment)
+    return "".join(parts)
+
+
+def _unwrap(annotation: Any) -> Any:
+    while get_origin(annotation) is typing.Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation
+
+
+def _union_members(annotation: Any) -> tuple[Any, ...] | None:
+    if get_origin(annotation) in (Union, types.UnionType):
+        return tuple(_unwrap(a) for a in get_args(annotation) if a is not type(None))
+    return None
+
+
+def _member_for(members: tuple[Any, ...], tag: str) -> Any:
+    for member in members:
+        if getattr(member, "__name__", None) == tag:
+            return member
+        fields = getattr(member, "model_fields", None)
+        if isinstance(fields, dict):
+            for info in fields.values():
+                literal = _unwrap(info.annotation)
+                if get_origin(literal) is typing.Literal and tag in get_args(literal):
+                    return member
+    return None
+
+
+def _is_type_tag(segment: str) -> bool:
+    """A segment pydantic adds for a union member that is not a model (``str``, ``list[...]``)."""
+    return "[" in segment or segment in {"str", "int", "float", "bool", "none", "dict", "list"}
+
+
+def _item_type(annotation: Any) -> Any:
+    args = get_args(annotation)
+    if get_origin(annotation) in (list, tuple, Sequence, set, frozenset) and args:
+        return _unwrap(args[0])
+    return None
+
+
+def _field_type(annotation: Any, name: str) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        info = annotation.model_fields.get(name)
+        if info is None:  # an alias
+            info = next((f for f in annotation.model_fields.values() if f.alias == name), None)
+        return _unwrap(info.annotation) if info is not None else None
+    if get_origin(annotation) is dict:
+        args = get_args(annotation)
+        return _unwrap(args[1]) if len(args) == 2 else None
+    return None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import difflib
 import functools
 import io
 import json
@@ -37,10 +38,11 @@ from pydantic import ValidationError
 from arbiter.contract import Dataset, Example
 from arbiter.datasets.jsonio import (
     describe_validation_error,
+    iter_json_lines,
     json_type,
-    loads_json,
+    parse_json,
     parse_scalar,
-    read_utf8,
+    read_text,
 )
 from arbiter.errors import InputError
 
@@ -73,17 +75,13 @@ def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Da
             example is invalid, duplicated or absent. Nothing is returned half-loaded.
     """
     file = Path(path)
-    if not file.exists():
-        raise InputError(f"{file}: no such file")
-    if file.is_dir():
-        raise InputError(f"{file}: is a directory, not a dataset file")
     suffix = file.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
+    if suffix not in SUPPORTED_SUFFIXES and file.exists() and not file.is_dir():
         shown = repr(file.suffix) if file.suffix else "(no suffix)"
         raise InputError(
             f"{file}: unsupported file type {shown}; use {', '.join(SUPPORTED_SUFFIXES)}"
         )
-    text = read_utf8(file)
+    text = read_text(file, what="dataset file")
     meta: dict[str, Any] = {}
     if suffix == ".json":
         items, locate, meta = _parse_json(file, text)
@@ -112,7 +110,7 @@ def _canonical_json(value: Any) -> str:
 
 
 def _parse_json(file: Path, text: str) -> tuple[list[Any], _Locate, dict[str, Any]]:
-    data = loads_json(file, text)
+    data = parse_json(text, source=str(file))
     meta: dict[str, Any] = {}
     if isinstance(data, list):
         items, key = data, None
@@ -174,8 +172,8 @@ def _example_lines(text: str, key: str | None) -> list[int]:
 
 
 def _parse_jsonl(file: Path, text: str) -> tuple[list[Any], list[int]]:
-    numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    return [loads_json(file, line, n) for n, line in numbered], [n for n, _ in numbered]
+    numbered = list(iter_json_lines(text, source=str(file)))
+    return [value for _, value in numbered], [n for n, _ in numbered]
 
 
 def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
@@ -262,12 +260,15 @@ def _build(
             raise InputError(f"{_where(file, locate, i)}: an example must be an object, got {kind}")
         if item.get("id") is None:
             item = {**item, "id": f"{file.stem}-{i + 1}"}
+        unknown = _unknown_key(item)
+        if unknown is not None:
+            raise InputError(f"{_where(file, locate, i)}: {unknown}")
         try:
             example = Example.model_validate(item)
         except ValidationError as exc:
             raise InputError(
-                f"{_where(file, locate, i)}: {describe_validation_error(exc)}"
-            ) from exc
+                f"{_where(file, locate, i)}: {describe_validation_error(exc, Example)}"
+            ) from None
         if example.id in first_seen:
             first_line, first_item = locate(first_seen[example.id])
             first = first_item or f"line {first_line}"
@@ -279,4 +280,18 @@ def _build(
     try:
         return Dataset.model_validate({**fields, "examples": examples})
     except ValidationError as exc:
-        raise InputError(f"{file}: {describe_validation_error(exc)}") from exc
+        raise InputError(f"{file}: {describe_validation_error(exc, Dataset)}") from None
+
+
+def _unknown_key(item: dict[str, Any]) -> str | None:
+    """The first key an example may not have, with the field probably meant."""
+    for key in item:
+        if key in Example.model_fields:
+            continue
+        fields = list(Example.model_fields)
+        meant = [f for f in fields if isinstance(key, str) and key and key in f]
+        meant = meant or difflib.get_close_matches(str(key), fields, n=1, cutoff=0.5)
+        hint = f"; did you mean {meant[0]!r}?" if meant else ""
+        known = ", ".join(repr(f) for f in fields)
+        return f"unknown key {key!r}{hint} (an example has {known})"
+    return None

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
+from arbiter.contract import PairResult
 from arbiter.stats import paired_bootstrap_diff
-from arbiter.store.repository import PairResult
 
 __all__ = ["Flip", "MetricDelta", "RunDiff", "diff_runs"]
 

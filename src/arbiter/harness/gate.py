@@ -48,7 +48,7 @@ def evaluate_gate(
     epsilon: float = 0.0,
     seed: int = 0,
 ) -> GateResult:
-    """Decide whether a run may ship.
+    """Decide whether a run may ship; a run that is not complete never does.
 
     Args:
         report: The report of the run under judgement.
@@ -63,6 +63,13 @@ def evaluate_gate(
     """
     failures: list[str] = []
     warnings: list[str] = []
+    done = report.completeness
+    if report.status != "completed" or (done is not None and not done.complete):
+        shown = f" with {done.done}/{done.expected} pairs" if done is not None else ""
+        failures.append(
+            f"the run is {report.status}{shown}: a partial run never passes "
+            f"(finish it: arbiter run --resume {report.run_id or 'RUN_ID'})"
+        )
     accuracy = report.primary.accuracy
     if min_accuracy is not None and accuracy.estimate < min_accuracy:
         failures.append(

@@ -11,14 +11,16 @@ import numpy as np
 from arbiter.contract import (
     ClassificationMetrics,
     CohortMetrics,
+    Completeness,
     Example,
     Interval,
     LatencySummary,
+    PairResult,
     Report,
+    RunStatus,
 )
 from arbiter.harness.metrics import apply_label_map, classification_metrics, map_label
 from arbiter.stats import bootstrap_ci, wilson_interval
-from arbiter.store.repository import PairResult
 
 __all__ = ["build_report", "is_correct", "per_example_correct"]
 
@@ -56,6 +58,8 @@ def build_report(
     label_map: Mapping[str, str] | None = None,
     run_id: str | None = None,
     elapsed_seconds: float | None = None,
+    status: RunStatus = "completed",
+    completeness: Completeness | None = None,
 ) -> Report:
     """Compute every figure of a run from its per-pair results.
 
@@ -73,6 +77,8 @@ def build_report(
         label_map: Mapping for the mapped figures, applied to both sides.
         run_id: Id of the stored run, if any.
         elapsed_seconds: Wall time spent running, for throughput.
+        status: Where the run is (only a completed run passes a gate).
+        completeness: Pairs with a result over pairs expected.
     """
     position = {e.id: i for i, e in enumerate(examples)}
     expected = {e.id: e.expected_label for e in examples}
@@ -123,6 +129,8 @@ def build_report(
 
     return Report(
         run_id=run_id,
+        status=status,
+        completeness=completeness,
         dataset=dataset_name,
         dataset_hash=dataset_hash,
         system=system,

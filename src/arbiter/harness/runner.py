@@ -1,10 +1,15 @@
 """Offline runs: every (example, repetition) pair through a system under test.
 
 The async core ``run_eval_async`` drives a fixed pool of workers (bounded
-concurrency), retries what may pass on a second try, and hands each result to a
-writer task that commits it to the store as soon as it arrives (whatever else
-arrived meanwhile goes in the same transaction). ``run_eval`` is the sync wrapper,
-``resume_eval`` continues a stored run with only its missing pairs.
+concurrency), retries what may pass on a second try (the one
+:class:`~arbiter.http.retry.RetryPolicy`, under a per-run retry budget), and hands each
+result to a writer task that commits it to the store as soon as it arrives (whatever
+else arrived meanwhile goes in the same transaction). The store is whatever
+:class:`~arbiter.harness.sink.RunStore` the caller hands in. A run holds a lease on
+itself while it executes, so a second ``resume`` of it is refused before any call, and
+records each execution segment, so a killed segment's wall time is not lost.
+``run_eval`` is the sync wrapper, ``resume_eval`` continues a stored run with only its
+missing pairs.
 """
 
 from __future__ import annotations
@@ -16,22 +21,32 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import ValidationError
 
-from arbiter.contract import Dataset, Example, Report
-from arbiter.errors import InputError, SystemCrashed, SystemTimeout, SystemUnderTestError
+from arbiter.contract import (
+    Completeness,
+    Dataset,
+    Example,
+    PairResult,
+    Report,
+    RunConfig,
+    RunStatus,
+)
+from arbiter.datasets.jsonio import format_loc
+from arbiter.errors import SystemCrashed, SystemTimeout, SystemUnderTestError
 from arbiter.harness.report import build_report, is_correct
-from arbiter.store.repository import PairResult, RunStatus, Store
+from arbiter.harness.sink import Lease, RunStore
+from arbiter.http.retry import RetryBudget, RetryPolicy
+from arbiter.params import Interval, invalid, validate_params
 from arbiter.systems.base import SystemUnderTest
 from arbiter.telemetry import Telemetry
 
 __all__ = [
+    "HEARTBEAT_S",
     "ProgressCallback",
-    "RunConfig",
     "describe_system_short",
     "resume_eval",
     "resume_eval_async",
-    "retry_delay",
     "run_eval",
     "run_eval_async",
 ]
@@ -39,28 +54,8 @@ __all__ = [
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after every completed pair."""
 
-_BACKOFF_BASE_S = 0.5
-_BACKOFF_CAP_S = 30.0
-_RETRY_AFTER_CAP_S = 120.0
-
-
-class RunConfig(BaseModel):
-    """How a run is executed; stored with the run so a resume repeats it exactly."""
-
-    k: int = Field(default=1, ge=1)
-    """Repetitions per example."""
-    concurrency: int = Field(default=16, ge=1)
-    """Calls in flight at once."""
-    timeout: float = Field(default=30.0, gt=0)
-    """Seconds one call may take."""
-    retries: int = Field(default=2, ge=0)
-    """Extra attempts for a retryable failure (connect, timeout, 429, 5xx)."""
-    label_map: dict[str, str] | None = None
-    """Mapping applied to both expected and predicted labels before comparison."""
-    limit: int | None = Field(default=None, ge=1)
-    """Only the first ``limit`` examples of the dataset."""
-    seed: int = 0
-    """Seed of the bootstrap intervals and of the retry jitter."""
+HEARTBEAT_S = 15.0
+"""How often a running run renews its lease (a lease goes stale after a minute)."""
 
 
 def _describe(system: SystemUnderTest) -> dict[str, Any]:
@@ -79,9 +74,16 @@ def describe_system_short(description: Mapping[str, Any]) -> str:
 
 
 async def _call_with_retries(
-    system: SystemUnderTest, example: Example, config: RunConfig, rng: random.Random
+    system: SystemUnderTest,
+    example: Example,
+    config: RunConfig,
+    policy: RetryPolicy,
+    budget: RetryBudget | None,
+    rng: random.Random,
 ) -> tuple[Any, SystemUnderTestError | None, float, int]:
     attempt = 0
+    if budget is not None:
+        budget.record_attempt()
     while True:
         attempt += 1
         started = time.perf_counter()
@@ -98,22 +100,9 @@ async def _call_with_retries(
         except Exception as exc:  # a system that breaks the Protocol must not break the run
             error = SystemCrashed(f"{type(exc).__name__}: {exc}")
         latency_ms = (time.perf_counter() - started) * 1000
-        if not error.retryable or attempt > config.retries:
+        if not policy.should_retry(error, attempt, budget):
             return None, error, latency_ms, attempt
-        await asyncio.sleep(retry_delay(error, attempt, rng))
-
-
-def retry_delay(error: SystemUnderTestError, attempt: int, rng: random.Random) -> float:
-    """Seconds to wait before retry number ``attempt`` (1-based) after ``error``.
-
-    The system's own Retry-After wins (capped at two minutes); otherwise exponential
-    backoff from 0.5 s, capped at 30 s, with "equal jitter" (half fixed, half random)
-    so that many workers failing together do not retry in lockstep.
-    """
-    if error.retry_after is not None:
-        return max(0.0, min(float(error.retry_after), _RETRY_AFTER_CAP_S))
-    ceiling = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2.0 ** (attempt - 1))
-    return ceiling / 2 + rng.uniform(0, ceiling / 2)
+        await asyncio.sleep(policy.delay(error, attempt, rng))
 
 
 async def _score_pair(
@@ -121,9 +110,13 @@ async def _score_pair(
     example: Example,
     repetition: int,
     config: RunConfig,
+    retry: tuple[RetryPolicy, RetryBudget | None],
     rng: random.Random,
 ) -> PairResult:
-    prediction, error, latency_ms, attempts = await _call_with_retries(system, example, config, rng)
+    policy, budget = retry
+    prediction, error, latency_ms, attempts = await _call_with_retries(
+        system, example, config, policy, budget, rng
+    )
     if error is not None:
         return PairResult(
             example_id=example.id,
@@ -153,7 +146,7 @@ async def _execute(
     pairs: Sequence[tuple[Example, int]],
     config: RunConfig,
     *,
-    store: Store | None,
+    store: RunStore | None,
     run_id: str | None,
     sink: list[PairResult],
     progress: ProgressCallback | None,
@@ -166,6 +159,8 @@ async def _execute(
         work.put_nowait(pair)
     finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
     rng = random.Random(config.seed)
+    budget = RetryBudget(ratio=config.retry_budget) if config.retry_budget is not None else None
+    retry = (RetryPolicy(retries=config.retries), budget)
     done = already_done
 
     async def worker() -> None:
@@ -174,7 +169,7 @@ async def _execute(
                 example, repetition = work.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            finished.put_nowait(await _score_pair(system, example, repetition, config, rng))
+            finished.put_nowait(await _score_pair(system, example, repetition, config, retry, rng))
             # A system that never suspends (a plain sync function) would otherwise starve
             # the writer until the very end; yield so each result is stored as it lands.
             await asyncio.sleep(0)
@@ -214,6 +209,17 @@ async def _execute(
         await asyncio.shield(writer_task)
 
 
+_RUN_PARAMS = {
+    "k": Interval(1, integer=True),
+    "concurrency": Interval(1, integer=True),
+    "timeout": Interval(0, open_min=True),
+    "retries": Interval(0, integer=True),
+    "limit": Interval(1, integer=True, optional=True),
+    "seed": Interval(integer=True),
+}
+
+
+@validate_params(_RUN_PARAMS, owner="run_eval")
 async def run_eval_async(
     system: SystemUnderTest,
     dataset: Dataset,
@@ -225,7 +231,7 @@ async def run_eval_async(
     label_map: Mapping[str, str] | None = None,
     limit: int | None = None,
     seed: int = 0,
-    store: Store | None = None,
+    store: RunStore | None = None,
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
@@ -246,7 +252,8 @@ async def run_eval_async(
         label_map: Mapping applied to both sides before comparison (e.g. graded → binary).
         limit: Only the first ``limit`` examples.
         seed: Seed of the bootstrap intervals and retry jitter.
-        store: Where to persist the run; None keeps results in memory only.
+        store: Where to persist the run (a :class:`arbiter.store.Store`, or any
+            :class:`~arbiter.harness.sink.RunStore`); None keeps results in memory only.
         progress: Called with ``(done, total)`` after each completed pair.
         on_start: Called with the run id once the run is stored (to tell the user how
             to resume it).
@@ -257,31 +264,26 @@ async def run_eval_async(
         The report, with ``run_id`` set when a store was given.
 
     Raises:
-        InputError: An option is out of range.
+        InvalidParameter: An option is out of range (an ``InputError``).
 
     Examples:
         >>> from arbiter.systems.python import PythonSystem
         >>> system = PythonSystem("arbiter.demo.classifier:classify")
         >>> report = run_eval(system, dataset)  # doctest: +SKIP
     """
-    try:
-        config = RunConfig(
-            k=k,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            label_map=dict(label_map) if label_map else None,
-            limit=limit,
-            seed=seed,
-        )
-    except ValueError as exc:
-        first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("?",), "msg": str(exc)}
-        raise InputError(
-            f"The {first['loc'][0]!r} parameter of run_eval is invalid: {first['msg']}"
-        ) from None
+    config = _config(
+        k=k,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        label_map=dict(label_map) if label_map else None,
+        limit=limit,
+        seed=seed,
+    )
     examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
     description = _describe(system)
-    run_id = None
+    run_id: str | None = None
+    lease: Lease | None = None
     if store is not None:
         run_id = await asyncio.to_thread(
             store.create_run,
@@ -290,6 +292,7 @@ async def run_eval_async(
             config=config.model_dump(mode="json"),
             n_pairs=len(examples) * config.k,
         )
+        lease = await asyncio.to_thread(store.acquire_lease, run_id)
         if on_start is not None:
             on_start(run_id)
     pairs = [(e, rep) for e in examples for rep in range(config.k)]
@@ -302,10 +305,28 @@ async def run_eval_async(
         description,
         store=store,
         run_id=run_id,
+        lease=lease,
         progress=progress,
         prior=[],
     )
     return await _observed(run, telemetry, dataset.name, description, config.k, run_id)
+
+
+def _config(**options: Any) -> RunConfig:
+    try:
+        return RunConfig(**options)
+    except ValidationError as exc:  # what the declared checks let through (a label map)
+        first = exc.errors(include_url=False)[0]
+        name = format_loc(first["loc"], RunConfig) or "options"
+        raise invalid(name, "run_eval", "valid: " + first["msg"], first.get("input")) from None
+
+
+async def _heartbeat(lease: Lease) -> None:
+    """Renew the lease until cancelled, so other processes see this run is alive."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        with contextlib.suppress(Exception):  # a missed beat is retried at the next one
+            await asyncio.to_thread(lease.renew)
 
 
 async def _run_pairs(
@@ -316,44 +337,52 @@ async def _run_pairs(
     config: RunConfig,
     description: Mapping[str, Any],
     *,
-    store: Store | None,
+    store: RunStore | None,
     run_id: str | None,
+    lease: Lease | None,
     progress: ProgressCallback | None,
     prior: list[PairResult],
     prior_elapsed: float = 0.0,
 ) -> Report:
     results: list[PairResult] = list(prior)
     total = len(examples) * config.k
-    started = time.perf_counter()
     status: RunStatus = "failed"
+    segment: int | None = None
+    beating: asyncio.Task[None] | None = None
     try:
-        async with contextlib.AsyncExitStack() as stack:
-            if hasattr(system, "__aenter__"):
-                await stack.enter_async_context(system)  # type: ignore[arg-type]
-            await _execute(
-                system,
-                pairs,
-                config,
-                store=store,
-                run_id=run_id,
-                sink=results,
-                progress=progress,
-                already_done=len(prior),
-                total=total,
-            )
-        status = "completed"
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        status = "interrupted"
-        raise
-    finally:
-        elapsed = time.perf_counter() - started
         if store is not None and run_id is not None:
-            store.set_status(
-                run_id,
-                status,
-                add_elapsed=elapsed,
-                finished=status == "completed",
-            )
+            segment = await asyncio.to_thread(store.start_segment, run_id)
+        if lease is not None:
+            beating = asyncio.create_task(_heartbeat(lease))
+        started = time.perf_counter()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if hasattr(system, "__aenter__"):
+                    await stack.enter_async_context(system)  # type: ignore[arg-type]
+                await _execute(
+                    system,
+                    pairs,
+                    config,
+                    store=store,
+                    run_id=run_id,
+                    sink=results,
+                    progress=progress,
+                    already_done=len(prior),
+                    total=total,
+                )
+            status = "completed" if len(results) >= total else "failed"
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status = "interrupted"
+            raise
+        finally:
+            elapsed = time.perf_counter() - started
+            if store is not None and run_id is not None and segment is not None:
+                store.end_segment(run_id, segment, status, elapsed_seconds=elapsed)
+    finally:
+        if beating is not None:
+            beating.cancel()
+        if lease is not None:
+            lease.release()
     return build_report(
         examples,
         results,
@@ -365,6 +394,8 @@ async def _run_pairs(
         label_map=config.label_map,
         run_id=run_id,
         elapsed_seconds=prior_elapsed + elapsed,
+        status=status,
+        completeness=Completeness(done=len(results), expected=total),
     )
 
 
@@ -397,7 +428,7 @@ async def _observed(
 
 
 async def resume_eval_async(
-    store: Store,
+    store: RunStore,
     run_id: str,
     system: SystemUnderTest,
     *,
@@ -406,21 +437,32 @@ async def resume_eval_async(
 ) -> Report:
     """Continue a stored run: only its missing (example, repetition) pairs are run.
 
+    The run is leased first: while another live process executes it, the resume is
+    refused before the system is called.
+
     Args:
         store: The store holding the run.
         run_id: Id (or unique prefix) of the run.
         system: The system under test, rebuilt from the run's stored description.
         progress: Called with ``(done, total)`` after each completed pair.
         telemetry: As for :func:`run_eval_async`.
+
+    Raises:
+        StoreError: No such run.
+        RunBusy: Another live process is executing the run.
     """
-    info = store.get_run(run_id)
-    config = RunConfig.model_validate(info.config)
-    dataset = store.load_dataset(info.dataset_hash)
-    examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
-    prior = store.results(info.id)
+    info = await asyncio.to_thread(store.get_run, run_id)
+    lease = await asyncio.to_thread(store.acquire_lease, info.id)
+    try:
+        config = info.run_config
+        dataset = await asyncio.to_thread(store.load_dataset, info.dataset_hash)
+        examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
+        prior = await asyncio.to_thread(store.results, info.id)
+    except BaseException:
+        lease.release()
+        raise
     done = {(r.example_id, r.repetition) for r in prior}
     pairs = [(e, rep) for e in examples for rep in range(config.k) if (e.id, rep) not in done]
-    store.set_status(info.id, "running")
     run = _run_pairs(
         system,
         dataset,
@@ -430,6 +472,7 @@ async def resume_eval_async(
         info.system,
         store=store,
         run_id=info.id,
+        lease=lease,
         progress=progress,
         prior=prior,
         prior_elapsed=info.elapsed_seconds,
@@ -442,6 +485,6 @@ def run_eval(system: SystemUnderTest, dataset: Dataset, **options: Any) -> Repor
     return asyncio.run(run_eval_async(system, dataset, **options))
 
 
-def resume_eval(store: Store, run_id: str, system: SystemUnderTest, **options: Any) -> Report:
+def resume_eval(store: RunStore, run_id: str, system: SystemUnderTest, **options: Any) -> Report:
     """Sync wrapper of :func:`resume_eval_async`; same arguments."""
     return asyncio.run(resume_eval_async(store, run_id, system, **options))

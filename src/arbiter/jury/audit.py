@@ -12,6 +12,7 @@ critiques with the current code and reports a verdict that no longer comes out t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -37,16 +38,27 @@ __all__ = [
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
+_PREFIX_CHARS = 48
+
+
 def artifact_path(directory: str | os.PathLike[str], run_id: str, case_id: str) -> Path:
     """Where :func:`write_artifact` puts the artifact of one case of one run.
 
-    Characters other than letters, digits, ``.``, ``_`` and ``-`` in the ids become ``_``.
+    The file name is a readable prefix of the case id (letters, digits, ``.``, ``_``,
+    ``-``; at most 48 characters) and a hash of the whole id, so two ids never share a
+    file (``a/b`` and ``a_b`` differ) and no id makes a name too long for the file system.
+
+    Examples:
+        >>> artifact_path("audit", "r1", "a/b").name
+        'a_b-c14cddc033f6.json'
     """
-    return Path(directory) / _safe(run_id) / f"{_safe(case_id)}.json"
+    digest = hashlib.sha256(case_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    prefix = _UNSAFE.sub("_", case_id)[:_PREFIX_CHARS].lstrip(".") or "case"
+    return Path(directory) / _safe(run_id) / f"{prefix}-{digest}.json"
 
 
 def _safe(name: str) -> str:
-    cleaned = _UNSAFE.sub("_", name).lstrip(".")
+    cleaned = _UNSAFE.sub("_", name)[: _PREFIX_CHARS * 2].lstrip(".")
     return cleaned or "_"
 
 
@@ -130,7 +142,8 @@ def audit_record(run_id: str, case: Case, verdict: Verdict) -> dict[str, Any]:
 def write_artifact(
     directory: str | os.PathLike[str], run_id: str, case: Case, verdict: Verdict
 ) -> Path:
-    """Write one judgment's artifact to ``<directory>/<run_id>/<case_id>.json``, atomically.
+    """Write one judgment's artifact to ``<directory>/<run_id>/`` (see :func:`artifact_path`),
+    atomically.
 
     Args:
         directory: Root of the audit trail (``Settings().home / "audit"`` in the CLI).

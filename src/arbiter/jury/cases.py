@@ -21,9 +21,9 @@ from pydantic import ValidationError
 from arbiter.contract import Case
 from arbiter.datasets.jsonio import (
     describe_validation_error,
+    iter_json_lines,
     json_type,
-    loads_json,
-    read_utf8,
+    read_text,
 )
 from arbiter.errors import InputError
 
@@ -68,17 +68,10 @@ def load_cases(path: str | os.PathLike[str]) -> list[Case]:
         'clean_01'
     """
     file = Path(path)
-    if not file.exists():
-        raise InputError(f"{file}: no such file")
-    if file.is_dir():
-        raise InputError(f"{file}: is a directory, not a case file")
-    text = read_utf8(file)
+    text = read_text(file, what="case file")
     cases: list[Case] = []
     first_seen: dict[str, int] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        item = loads_json(file, line, number)
+    for number, item in iter_json_lines(text, source=str(file)):
         if not isinstance(item, dict):
             raise InputError(
                 f"{file}:{number}: a case must be a JSON object, got {json_type(item)}"
@@ -88,7 +81,7 @@ def load_cases(path: str | os.PathLike[str]) -> list[Case]:
         try:
             case = Case.model_validate(item)
         except ValidationError as exc:
-            raise InputError(f"{file}:{number}: {describe_validation_error(exc)}") from None
+            raise InputError(f"{file}:{number}: {describe_validation_error(exc, Case)}") from None
         if case.id in first_seen:
             raise InputError(
                 f"{file}:{number}: field 'id': duplicate id {case.id!r} "

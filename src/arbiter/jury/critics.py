@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from arbiter.contract import Case, CriticOutcome, Critique
 from arbiter.errors import ArbiterError, InputError
-from arbiter.providers.base import CompletionRequest, Provider, Subject
+from arbiter.providers.base import CompletionRequest, Provider
 
 __all__ = [
     "DEFAULT_ROSTER",
@@ -51,7 +51,8 @@ class CriticSpec(BaseModel):
     lens: Lens = "factual"
     """What the critic focuses on (the mock provider turns it into detector sensitivity)."""
     provider: str = "mock"
-    """Provider name: mock, openai, anthropic, gemini, ollama, llama_cpp."""
+    """Provider name: ``mock`` (the offline string detectors), openai, anthropic, gemini,
+    ollama, llama_cpp, or one a plugin registered."""
     model: str = "mock"
     """Model name as the provider knows it."""
     instructions: str | None = None
@@ -117,7 +118,6 @@ def build_request(spec: CriticSpec, case: Case) -> CompletionRequest:
         effort=spec.effort if spec.supports_effort else None,
         max_output_tokens=spec.max_output_tokens,
         timeout=spec.timeout,
-        subject=Subject(task=case.task, context=case.context, output=case.output, lens=spec.lens),
         metadata={"critic": spec.name, "case": case.id},
     )
 

@@ -242,8 +242,23 @@ def synthesize(output: str, outcomes: Sequence[CriticOutcome]) -> Verdict:
         outcomes: Every critic's outcome, in roster order; dead critics are skipped.
 
     Returns:
-        The verdict, with its findings, opinions, reasons and confidence.
+        The verdict, with its findings, opinions, reasons and confidence. An output with
+        no text at all answers no task: it is rejected whatever the critics said (they
+        can quote nothing from it), with the confidence of a fact, not of a vote.
     """
+    if not output.strip():
+        return Verdict(
+            decision="REJECT",
+            confidence=0.95,
+            flip_margin=MAX_FLIP_MARGIN,
+            agreement=1.0,
+            escalate=False,
+            reasons=["the output is empty: nothing in it answers the task"],
+            scores=dict.fromkeys(DIMENSIONS, 1.0),
+            findings=[],
+            opinions=[],
+            critiques=list(outcomes),
+        )
     live = [o for o in outcomes if o.status == "ok" and o.critique is not None]
     if not live:
         return Verdict(

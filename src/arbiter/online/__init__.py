@@ -9,9 +9,10 @@
     scorer.submit({"id": "evt-1", "label": "nominal", "confidence": 0.93, "raw_output": {...}})
 """
 
-from arbiter.online.config import OnlineConfig, build_pipeline
-from arbiter.online.models import OnlineResult
-from arbiter.online.pipeline import OnlinePipeline, evaluate_item, evaluate_item_sync
+from arbiter.contract import OnlineResult
+from arbiter.online.build import build_pipeline, evaluate_item, evaluate_item_sync
+from arbiter.online.config import OnlineConfig
+from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.scorer import OnlineScorer
 
 __all__ = [

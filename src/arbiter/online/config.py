@@ -1,9 +1,10 @@
-"""Configuration of the online pipeline, loadable from JSON, and ``build_pipeline``.
+"""Configuration of the online pipeline, as data: what to wire, loadable from JSON.
 
 A config names what to wire (rules, grounding, judges, systems to compare, a vector
-store); ``build_pipeline`` builds only what is named, importing each dependency's
-module inside the function, so an optional extra (the local embedder's torch) only
-matters when it is configured. Example::
+store); :func:`arbiter.online.build.build_pipeline` builds only what is named, so an
+optional extra (the local embedder's torch) only matters when it is configured.
+Embedder and store kinds are those of the registries of :mod:`arbiter.vectors.registry`
+(built-ins and plugins). Example::
 
     {
       "rules": "rules.json",
@@ -17,38 +18,23 @@ matters when it is configured. Example::
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arbiter.config import Settings
-from arbiter.contract import Prediction
-from arbiter.errors import InputError
+from arbiter.datasets.jsonio import read_json_file, validate_document
 from arbiter.online.grounding import GroundingConfig
 from arbiter.online.rules import Condition, RuleSet, default_rules, load_rules
-from arbiter.telemetry import Telemetry
-from arbiter.vectors.base import Embedder, VectorStore
-
-if TYPE_CHECKING:
-    from arbiter.online.judge_chain import Judge, JudgeChain
-    from arbiter.online.pipeline import OnlinePipeline
 
 __all__ = [
-    "ConsistencyCheck",
     "ConsistencyConfig",
     "DisagreementConfig",
     "EmbedderConfig",
     "JudgeConfig",
     "OnlineConfig",
-    "PolicyCheck",
     "PolicyGroundingConfig",
     "StoreConfig",
-    "build_pipeline",
 ]
 
 
@@ -56,11 +42,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class EmbedderConfig(_Strict):
-    """Which embedder to build."""
+class EmbedderConfig(BaseModel):
+    """Which embedder to build; keys beyond these are options of a plugin's embedder."""
 
-    kind: Literal["local", "ollama", "openai"]
-    """``local`` (all-MiniLM-L6-v2, the ``embed`` extra), ``ollama`` or ``openai``."""
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+    """``local`` (all-MiniLM-L6-v2, the ``embed`` extra), ``ollama``, ``openai``, or the
+    kind of an embedder plugin."""
     model: str | None = None
     """Model name; default ``OLLAMA_EMBEDDING_MODEL`` for ollama, required for openai."""
     prefix: str | None = None
@@ -73,11 +62,14 @@ class EmbedderConfig(_Strict):
     """Seconds one call may take."""
 
 
-class StoreConfig(_Strict):
-    """Which vector store to build."""
+class StoreConfig(BaseModel):
+    """Which vector store to build; keys beyond these are options of a plugin's store."""
 
-    kind: Literal["embedded", "upstash"] = "embedded"
-    """``embedded`` (on disk, exact) or ``upstash`` (``UPSTASH_VECTOR_REST_URL``/``TOKEN``)."""
+    model_config = ConfigDict(extra="allow")
+
+    kind: str = "embedded"
+    """``embedded`` (on disk, exact), ``upstash`` (``UPSTASH_VECTOR_REST_URL``/``TOKEN``),
+    or the kind of a vector-store plugin."""
     path: str | None = None
     """Folder of the embedded store; None keeps it in memory."""
     timeout: float = Field(default=10.0, gt=0)
@@ -112,8 +104,9 @@ class PolicyGroundingConfig(_Strict):
     """Where the policies live."""
     namespace: str = "policies"
     """The policies' namespace."""
-    threshold: float = Field(default=0.70, ge=-1.0, le=1.0)
-    """Best similarity under which the text is flagged (``UPSTASH_VECTOR_POLICIES_THRESHOLD``)."""
+    threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
+    """Best similarity under which the text is flagged; default
+    ``UPSTASH_VECTOR_POLICIES_THRESHOLD`` (0.70)."""
     timeout_s: float = Field(default=5.0, gt=0)
     """Seconds stage 3 may take before it is given up (stages 1-2 stand)."""
 
@@ -124,7 +117,7 @@ class JudgeConfig(_Strict):
     name: str
     """Name reported as the outcome's source (unique)."""
     provider: str
-    """A provider name of ``arbiter.providers.registry`` (ollama, gemini, openai, ...)."""
+    """A provider of the provider registry (ollama, gemini, openai, a plugin's, ...)."""
     model: str
     """The model as the provider knows it."""
     timeout: float = Field(default=20.0, gt=0)
@@ -186,18 +179,8 @@ class OnlineConfig(_Strict):
             InputError: Unreadable, not JSON, or invalid; the message names file and field.
         """
         location = Path(path)
-        try:
-            document = json.loads(location.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(f"{location}: cannot read the config ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{location}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-        try:
-            config = cls.model_validate(document)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(root)"
-            raise InputError(f"{location}: {where}: {first['msg']}") from None
+        document = read_json_file(location, what="online config")
+        config = validate_document(cls, document, where=str(location))
         if isinstance(config.rules, str) and not Path(config.rules).is_absolute():
             config.rules = str(location.parent / config.rules)
         return config
@@ -213,239 +196,3 @@ class OnlineConfig(_Strict):
         if isinstance(self.rules, str):
             return load_rules(self.rules)
         return default_rules()
-
-
-@dataclass(frozen=True)
-class PolicyCheck:
-    """Grounding stage 3 as the pipeline takes it: built objects, not descriptions."""
-
-    embedder: Embedder
-    store: VectorStore
-    namespace: str = "policies"
-    threshold: float = 0.70
-    timeout_s: float = 5.0
-
-
-@dataclass(frozen=True)
-class ConsistencyCheck:
-    """Layer 3 as the pipeline takes it: built objects, not descriptions."""
-
-    embedder: Embedder
-    store: VectorStore
-    namespace: str = "transactions"
-    threshold: float = 0.90
-    top_k: int = 5
-    upsert: bool = False
-    text_field: str | None = None
-
-
-def build_pipeline(
-    config: OnlineConfig | None = None,
-    settings: Settings | None = None,
-    *,
-    telemetry: Telemetry | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> OnlinePipeline:
-    """Build the pipeline a config describes; only the configured layers are built.
-
-    Args:
-        config: What to run; None: heuristics (bundled rules) and grounding only.
-        settings: Keys and URLs of providers, embedders and Upstash; built from the
-            environment only when a configured layer needs it.
-        telemetry: Where spans and metrics go; disabled by default.
-        transport: An httpx transport for every provider, embedder and Upstash call
-            (tests); systems under test take theirs from their description.
-
-    Returns:
-        A ready pipeline.
-
-    Raises:
-        InputError: A rule file, provider name, system description or embedder option
-            is invalid, or the judges have no vocabulary.
-    """
-    from arbiter.online.pipeline import OnlinePipeline
-
-    config = config or OnlineConfig()
-    telemetry = telemetry or Telemetry.disabled()
-    rules = config.rule_set()
-    lazy = _Lazy(settings, transport)
-
-    policy: PolicyCheck | None = None
-    if config.policy_grounding is not None:
-        stage3 = config.policy_grounding
-        policy = PolicyCheck(
-            embedder=lazy.embedder(stage3.embedder),
-            store=lazy.store(stage3.store),
-            namespace=stage3.namespace,
-            threshold=stage3.threshold,
-            timeout_s=stage3.timeout_s,
-        )
-    consistency: ConsistencyCheck | None = None
-    if config.consistency is not None:
-        layer = config.consistency
-        threshold = layer.threshold
-        if threshold is None:
-            threshold = lazy.settings.upstash_vector_threshold
-        consistency = ConsistencyCheck(
-            embedder=lazy.embedder(layer.embedder),
-            store=lazy.store(layer.store),
-            namespace=layer.namespace,
-            threshold=threshold,
-            top_k=layer.top_k,
-            upsert=layer.upsert,
-            text_field=layer.text_field,
-        )
-    systems = None
-    if config.disagreement is not None:
-        from arbiter.systems.factory import build_system
-
-        systems = {
-            name: build_system(description)
-            for name, description in config.disagreement.systems.items()
-        }
-    return OnlinePipeline(
-        rules=rules,
-        grounding=config.grounding,
-        policy=policy,
-        systems=systems,
-        disagreement_timeout=config.disagreement.timeout if config.disagreement else 10.0,
-        consistency=consistency,
-        judge_chain=_judge_chain(config, rules, lazy, telemetry),
-        anomalous=config.anomalous,
-        sample_rate=config.sample_rate,
-        seed=config.seed,
-        budget_s=config.budget_s,
-        budget_margin_s=config.budget_margin_s,
-        telemetry=telemetry,
-    )
-
-
-class _Lazy:
-    """Settings read at first need; embedders and stores shared between layers."""
-
-    def __init__(self, settings: Settings | None, transport: httpx.AsyncBaseTransport | None):
-        self._settings = settings
-        self.transport = transport
-        self._embedders: dict[str, Embedder] = {}
-        self._stores: dict[str, VectorStore] = {}
-
-    @property
-    def settings(self) -> Settings:
-        if self._settings is None:
-            self._settings = Settings()
-        return self._settings
-
-    def embedder(self, config: EmbedderConfig) -> Embedder:
-        key = config.model_dump_json()
-        if key not in self._embedders:
-            self._embedders[key] = self._build_embedder(config)
-        return self._embedders[key]
-
-    def _build_embedder(self, config: EmbedderConfig) -> Embedder:
-        from arbiter.vectors import embedders
-
-        if config.kind == "local":
-            return embedders.LocalMiniLMEmbedder()
-        settings = self.settings
-        if config.kind == "ollama":
-            return embedders.OllamaEmbedder(
-                config.base_url or settings.ollama_url,
-                config.model or settings.ollama_embedding_model,
-                settings.ollama_embedding_prefix if config.prefix is None else config.prefix,
-                dimension=config.dimension,
-                timeout=config.timeout,
-                transport=self.transport,
-            )
-        if not config.model:
-            raise InputError("consistency.embedder: the openai embedder needs a 'model'")
-        key = settings.openai_api_key
-        return embedders.OpenAIEmbedder(
-            config.base_url or settings.openai_base_url,
-            key.get_secret_value() if key is not None else None,
-            config.model,
-            dimension=config.dimension,
-            timeout=config.timeout,
-            transport=self.transport,
-        )
-
-    def store(self, config: StoreConfig) -> VectorStore:
-        # One store object per folder: the embedded store wants one owner per folder.
-        key = config.model_dump_json(exclude={"timeout"})
-        if key not in self._stores:
-            self._stores[key] = self._build_store(config)
-        return self._stores[key]
-
-    def _build_store(self, config: StoreConfig) -> VectorStore:
-        from arbiter.vectors import stores
-
-        if config.kind == "embedded":
-            return stores.EmbeddedVectorStore(Path(config.path) if config.path else None)
-        settings = self.settings
-        token = settings.upstash_vector_rest_token
-        if not settings.upstash_vector_rest_url or token is None:
-            raise InputError(
-                "the upstash store needs UPSTASH_VECTOR_REST_URL and UPSTASH_VECTOR_REST_TOKEN"
-            )
-        return stores.UpstashVectorStore(
-            settings.upstash_vector_rest_url,
-            token.get_secret_value(),
-            timeout=config.timeout,
-            transport=self.transport,
-        )
-
-
-def _judge_chain(
-    config: OnlineConfig, rules: RuleSet, lazy: _Lazy, telemetry: Telemetry
-) -> JudgeChain | None:
-    if not config.judges:
-        return None
-    from arbiter.online.judge_chain import CircuitBreaker, JudgeChain
-    from arbiter.online.llm_judge import LLMJudge
-    from arbiter.providers.registry import make_provider
-
-    vocabulary = config.vocabulary or rules.vocabulary
-    if not vocabulary:
-        raise InputError("judges: no vocabulary; set 'vocabulary' or add a label_in rule")
-    judges: list[Judge] = []
-    for judge in config.judges:
-        provider = make_provider(judge.provider, lazy.settings, transport=lazy.transport)
-        llm = LLMJudge(
-            judge.name, provider, judge.model, vocabulary=vocabulary, timeout=judge.timeout
-        )
-        judges.append(TracedJudge(llm, telemetry) if telemetry.enabled else llm)
-    # JudgeChain asks the factory once per judge, in order: hand each its own settings.
-    breakers: Iterator[CircuitBreaker] = iter(
-        [CircuitBreaker(j.failure_threshold, j.cooldown_s) for j in config.judges]
-    )
-    try:
-        return JudgeChain(judges, vocabulary=vocabulary, breaker_factory=lambda: next(breakers))
-    except ValueError as exc:
-        raise InputError(f"judges: {exc}") from None
-
-
-class TracedJudge:
-    """A judge whose every verdict is a child span ``arbiter.judge.<name>``.
-
-    Args:
-        judge: The judge to wrap.
-        telemetry: Where the spans go.
-    """
-
-    def __init__(self, judge: Judge, telemetry: Telemetry) -> None:
-        self._judge = judge
-        self._telemetry = telemetry
-
-    @property
-    def name(self) -> str:
-        """The wrapped judge's name."""
-        return self._judge.name
-
-    @property
-    def timeout(self) -> float:
-        """The wrapped judge's timeout."""
-        return self._judge.timeout
-
-    async def verdict(self, prediction: Prediction, context: str | None) -> str:
-        """The wrapped judge's verdict, inside a span (an exception is recorded on it)."""
-        with self._telemetry.span(f"arbiter.judge.{self.name}", {"judge": self.name}):
-            return await self._judge.verdict(prediction, context)

@@ -14,13 +14,13 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from arbiter.contract import Prediction
+from arbiter.contract import ConsistencyResult, Neighbour, Prediction
 from arbiter.errors import InputError, InvalidResponse
-from arbiter.online.models import ConsistencyResult, Neighbour
 from arbiter.vectors.base import Embedder, Match, VectorItem, VectorStore
 
-__all__ = ["canonical_text", "field_text", "score_consistency"]
+__all__ = ["ConsistencyCheck", "canonical_text", "field_text", "score_consistency"]
 
 
 def canonical_text(prediction: Prediction) -> str:
@@ -137,3 +137,23 @@ def _agrees(label: str, neighbours: list[Neighbour], threshold: float) -> bool |
     if label not in leaders:
         return False
     return True if len(leaders) == 1 else None
+
+
+@dataclass(frozen=True)
+class ConsistencyCheck:
+    """Layer 3 as the pipeline takes it: built objects, not descriptions."""
+
+    embedder: Embedder
+    """Embeds each item."""
+    store: VectorStore
+    """Holds the past items."""
+    namespace: str = "transactions"
+    """Namespace of comparable items."""
+    threshold: float = 0.90
+    """Similarity a neighbour needs to count."""
+    top_k: int = 5
+    """Neighbours to fetch."""
+    upsert: bool = False
+    """Store each scored item for later ones."""
+    text_field: str | None = None
+    """Embed this ``raw_output`` text field; None embeds ``raw_output`` as canonical JSON."""

@@ -11,8 +11,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from arbiter.contract import Prediction
-from arbiter.online.models import DisagreementResult
+from arbiter.contract import DisagreementResult, Prediction
 from arbiter.systems.base import SystemUnderTest
 
 __all__ = ["score_disagreement"]

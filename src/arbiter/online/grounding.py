@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arbiter.online.models import GroundingResult
+from arbiter.contract import GroundingResult
 from arbiter.online.rules import MISSING, Condition, compile_path
 from arbiter.vectors.base import Embedder, VectorStore
 
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_CITATION_PATTERNS",
     "DEFAULT_KEYWORDS",
     "GroundingConfig",
+    "PolicyCheck",
     "check_grounding",
     "check_grounding_stage3",
     "grounding_text",
@@ -361,3 +363,19 @@ def _claim_grounded(claim: str, references: list[tuple[str, str]]) -> bool:
 
 def _keyword_grounded(keyword: str, references: list[tuple[str, str]]) -> bool:
     return any(_contains(folded, keyword) for folded, _ in references)
+
+
+@dataclass(frozen=True)
+class PolicyCheck:
+    """Grounding stage 3 as the pipeline takes it: built objects, not descriptions."""
+
+    embedder: Embedder
+    """Embeds the text (the same model as the policies' vectors)."""
+    store: VectorStore
+    """Holds the policies."""
+    namespace: str = "policies"
+    """The policies' namespace."""
+    threshold: float = 0.70
+    """Best similarity under which the text is flagged."""
+    timeout_s: float = 5.0
+    """Seconds stage 3 may take before it is given up."""

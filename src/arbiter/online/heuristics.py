@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from arbiter.online.models import HeuristicFinding, HeuristicResult
+from arbiter.contract import HeuristicFinding, HeuristicResult
 from arbiter.online.rules import (
     MISSING,
     ConfidenceBelow,

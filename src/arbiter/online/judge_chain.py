@@ -19,8 +19,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from arbiter.contract import Prediction
-from arbiter.online.models import JudgeAttempt, JudgeOutcome
+from arbiter.contract import JudgeAttempt, JudgeOutcome, Prediction
 from arbiter.stats import wilson_interval
 
 __all__ = [

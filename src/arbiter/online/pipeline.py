@@ -18,6 +18,7 @@ line in ``errors``; an unreadable prediction becomes a result saying so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -27,40 +28,32 @@ from typing import Any, Literal
 
 from opentelemetry.trace import Span
 
-from arbiter.config import Settings
-from arbiter.contract import Prediction
-from arbiter.online.config import ConsistencyCheck, OnlineConfig, PolicyCheck, build_pipeline
-from arbiter.online.consistency import field_text, score_consistency
+from arbiter.contract import (
+    GroundingResult,
+    HeuristicResult,
+    JudgeOutcome,
+    LayerReport,
+    OnlineResult,
+    Prediction,
+)
+from arbiter.online.consistency import ConsistencyCheck, field_text, score_consistency
 from arbiter.online.disagreement import score_disagreement
 from arbiter.online.grounding import (
     GroundingConfig,
+    PolicyCheck,
     check_grounding,
     check_grounding_stage3,
     grounding_text,
 )
 from arbiter.online.heuristics import CompiledRules, compile_rules
 from arbiter.online.judge_chain import JudgeChain
-from arbiter.online.models import (
-    GroundingResult,
-    HeuristicResult,
-    JudgeOutcome,
-    LayerReport,
-    OnlineResult,
-)
 from arbiter.online.reading import Item, describe_error, fallback_id, read_prediction
 from arbiter.online.rules import Condition, RuleSet, default_rules
+from arbiter.params import check_number
 from arbiter.systems.base import SystemUnderTest
 from arbiter.telemetry import Telemetry
 
-__all__ = [
-    "ConsistencyCheck",
-    "OnlineConfig",
-    "OnlinePipeline",
-    "PolicyCheck",
-    "build_pipeline",
-    "evaluate_item",
-    "evaluate_item_sync",
-]
+__all__ = ["OnlinePipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +84,8 @@ class OnlinePipeline:
             ``budget_note``.
         budget_margin_s: The margin.
         telemetry: Spans and metrics; disabled by default.
+        closers: Backends the pipeline owns (providers, embedders, stores built for it):
+            ``aclose`` closes each that has an ``aclose``.
     """
 
     def __init__(
@@ -109,12 +104,10 @@ class OnlinePipeline:
         budget_s: float = 25.0,
         budget_margin_s: float = 1.0,
         telemetry: Telemetry | None = None,
+        closers: Sequence[object] = (),
     ) -> None:
-        if not 0.0 <= sample_rate <= 1.0:
-            raise ValueError(
-                "The 'sample_rate' parameter of OnlinePipeline must be within [0, 1]. "
-                f"Got {sample_rate!r} instead."
-            )
+        check_number(sample_rate, "sample_rate", "OnlinePipeline", minimum=0.0, maximum=1.0)
+        self._closers = list(closers)
         if isinstance(rules, CompiledRules):
             self.rules = rules
         else:
@@ -154,12 +147,19 @@ class OnlinePipeline:
         return floor, note
 
     async def aclose(self) -> None:
-        """Cancel layers still running after a cut-off and wait (briefly) for them to end."""
+        """Cancel layers still running after a cut-off, wait (briefly) for them to end,
+        and close the backends the pipeline owns."""
         leftovers = list(self._cancelled)
         for task in leftovers:
             task.cancel()
         if leftovers:
             await asyncio.wait(leftovers, timeout=1.0)
+        closers, self._closers = self._closers, []
+        for backend in closers:
+            close = getattr(backend, "aclose", None)
+            if callable(close):
+                with contextlib.suppress(Exception):  # closing is best effort
+                    await close()
 
     async def evaluate(
         self,
@@ -363,7 +363,9 @@ class OnlinePipeline:
                 result.errors.extend(f"{name}: {line}" for line in error)
                 continue
             reason = f"cut off at {self.budget_s:g}s budget"
-            layers[name] = LayerReport(status="abstained", reason=reason, latency_ms=elapsed_ms)
+            layers[name] = LayerReport(
+                status="abstained", reason=reason, latency_ms=elapsed_ms, cut_off=True
+            )
             self._telemetry.record_layer(name, elapsed_ms, "abstained")
             if span is not None:
                 Telemetry.event(span, "arbiter.layer.abstained", {"layer": name, "reason": reason})
@@ -486,51 +488,3 @@ def _failures_inside(value: Any) -> list[str]:
     if isinstance(attempts, list):
         return [f"{a.source}: {a.error}" for a in attempts if a.outcome == "failed"]
     return []
-
-
-async def evaluate_item(
-    prediction: Prediction | Mapping[str, Any],
-    *,
-    context: str | None = None,
-    pipeline: OnlinePipeline | None = None,
-    config: OnlineConfig | None = None,
-    settings: Settings | None = None,
-    input: Mapping[str, Any] | None = None,
-    telemetry: Telemetry | None = None,
-) -> OnlineResult:
-    """Score one prediction online; never raises for the prediction or a layer.
-
-    A service should build its pipeline once (``build_pipeline``) and pass it: without
-    one, a pipeline is built from ``config`` (default: bundled rules and grounding
-    only) for this call alone, sampling RNG included.
-
-    Args:
-        prediction: A ``Prediction`` or a raw dict of one.
-        context: Extra context for the judge.
-        pipeline: The pipeline to use.
-        config: What to build when no pipeline is given.
-        settings: Keys and URLs for building; read from the environment when needed.
-        input: The input to replay to the disagreement systems.
-        telemetry: Telemetry for a pipeline built here.
-
-    Returns:
-        The result.
-
-    Raises:
-        InputError: Only while building a pipeline from an invalid ``config``.
-
-    Examples:
-        >>> import asyncio
-        >>> result = asyncio.run(evaluate_item({"id": "1", "label": "nominal",
-        ...     "confidence": 0.9, "raw_output": {"status": "nominal", "anomaly_score": 0.93}}))
-        >>> result.escalated, result.escalation_reasons
-        (True, ['heuristics: silent_contradiction'])
-    """
-    if pipeline is None:
-        pipeline = build_pipeline(config, settings, telemetry=telemetry)
-    return await pipeline.evaluate(prediction, context=context, input=input)
-
-
-def evaluate_item_sync(prediction: Prediction | Mapping[str, Any], **options: Any) -> OnlineResult:
-    """Sync wrapper of :func:`evaluate_item` (not from inside a running event loop)."""
-    return asyncio.run(evaluate_item(prediction, **options))

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arbiter.errors import InputError
+from arbiter.datasets.jsonio import read_json_file, validate_document
 
 __all__ = [
     "ComparisonOp",
@@ -285,11 +285,7 @@ def parse_rules(document: Any, *, source: str = "rules") -> RuleSet:
     """
     if isinstance(document, list):
         document = {"rules": document}
-    try:
-        return RuleSet.model_validate(document)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(f"{source}: {_loc(first['loc'])}: {first['msg']}") from None
+    return validate_document(RuleSet, document, where=source)
 
 
 def load_rules(path: str | Path) -> RuleSet:
@@ -300,30 +296,10 @@ def load_rules(path: str | Path) -> RuleSet:
             message names the file and the field (or line for bad JSON).
     """
     location = Path(path)
-    try:
-        text = location.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{location}: cannot read the rules file ({exc.strerror})") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{location}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    return parse_rules(document, source=str(location))
+    return parse_rules(read_json_file(location, what="rules file"), source=str(location))
 
 
 def default_rules() -> RuleSet:
     """The bundled Synapse-style rule set (``online/data/rules.json``)."""
     text = files("arbiter.online").joinpath("data", "rules.json").read_text(encoding="utf-8")
     return parse_rules(json.loads(text), source="arbiter/online/data/rules.json")
-
-
-def _loc(loc: Sequence[int | str]) -> str:
-    parts: list[str] = []
-    for index, segment in enumerate(loc):
-        if isinstance(segment, int):
-            parts.append(f"[{segment}]")
-        elif segment in RULE_KINDS and index > 0 and isinstance(loc[index - 1], int):
-            continue  # the discriminator's tag, not a field the author wrote
-        else:
-            parts.append(f".{segment}" if parts else str(segment))
-    return "".join(parts) or "(root)"

@@ -7,8 +7,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from arbiter.contract import Prediction
-from arbiter.online.models import OnlineResult
+from arbiter.contract import OnlineResult, Prediction
 from arbiter.online.pipeline import OnlinePipeline
 
 __all__ = ["OnlineScorer"]

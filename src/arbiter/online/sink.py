@@ -16,8 +16,8 @@ from typing import IO
 
 from pydantic import BaseModel, Field
 
+from arbiter.contract import OnlineResult
 from arbiter.online.judge_chain import FALLBACK_SOURCE
-from arbiter.online.models import OnlineResult
 from arbiter.stats import wilson_interval
 
 __all__ = [
@@ -27,40 +27,7 @@ __all__ = [
     "LayerLatency",
     "Rate",
     "SummaryReport",
-    "error_kinds",
-    "is_flagged",
 ]
-
-
-def is_flagged(result: OnlineResult) -> bool:
-    """Whether the free layers (heuristics, grounding) flagged the item."""
-    return bool(
-        (result.heuristics is not None and result.heuristics.flagged)
-        or (result.grounding is not None and result.grounding.flagged)
-    )
-
-
-def error_kinds(result: OnlineResult) -> list[str]:
-    """What went wrong with one item, as short kinds (empty when nothing did).
-
-    An unreadable input line carries its kind in ``metadata["error_kind"]``
-    (``invalid_json``, ...). Otherwise each recorded failure is named by where it
-    happened, the prefix of its line: ``invalid_prediction`` for a prediction that
-    failed validation (a NaN confidence, a missing label), else the layer
-    (``judge``, ``disagreement``, ``grounding_stage_3``, ``pipeline``, ...).
-    """
-    kind = result.metadata.get("error_kind")
-    if isinstance(kind, str):
-        return [kind]
-    kinds: dict[str, None] = {}
-    for line in result.errors:
-        prefix, found, _ = line.partition(":")
-        where = "_".join(prefix.split()) if found and prefix.strip() else "error"
-        kinds["invalid_prediction" if where == "prediction" else where] = None
-    for name, report in result.layers.items():
-        if report.status == "error" and not any(k.startswith(name) for k in kinds):
-            kinds[name] = None
-    return list(kinds)
 
 
 class JsonlSink:
@@ -205,11 +172,13 @@ class SummaryReport(BaseModel):
     latency: dict[str, LayerLatency] = Field(default_factory=dict)
     """Per layer (and ``total``): p50 / p95 over the items it ran on."""
     errors: dict[str, int] = Field(default_factory=dict)
-    """Items with a failure, by kind (see :func:`error_kinds`)."""
+    """Items with a failure, by kind (see :meth:`OnlineResult.error_kinds`)."""
     items_with_errors: int = 0
     """Items with at least one failure."""
     abstentions: dict[str, int] = Field(default_factory=dict)
     """Layers cut off by the escalation budget, by layer."""
+    other_abstentions: dict[str, int] = Field(default_factory=dict)
+    """Layers that abstained for a reason of their own (no input to replay, ...), by layer."""
     elapsed_s: float | None = None
     """Wall time of the batch."""
 
@@ -226,12 +195,13 @@ class BatchSummary:
         self._errors: Counter[str] = Counter()
         self._with_errors = 0
         self._abstained: Counter[str] = Counter()
+        self._other_abstained: Counter[str] = Counter()
         self._latency: dict[str, LatencySketch] = {}
 
     def add(self, result: OnlineResult) -> None:
         """Count one result."""
         self.items += 1
-        self._flagged += is_flagged(result)
+        self._flagged += result.flagged
         self._escalated += result.escalated
         if result.judge is not None:
             self._judge_sources[result.judge.source] += 1
@@ -239,14 +209,14 @@ class BatchSummary:
             self._rules.update(finding.rule for finding in result.heuristics.findings)
         if result.grounding is not None and result.grounding.flagged:
             self._rules["grounding"] += 1
-        kinds = error_kinds(result)
+        kinds = result.error_kinds()
         self._errors.update(kinds)
         self._with_errors += bool(kinds)
         for name, report in result.layers.items():
             if report.status == "ran":
                 self._sketch(name).add(report.latency_ms)
             elif report.status == "abstained":
-                self._abstained[name] += 1
+                (self._abstained if report.cut_off else self._other_abstained)[name] += 1
         if "error_kind" not in result.metadata:
             self._sketch("total").add(result.total_ms)
 
@@ -279,6 +249,7 @@ class BatchSummary:
             errors=dict(self._errors.most_common()),
             items_with_errors=self._with_errors,
             abstentions=dict(self._abstained.most_common()),
+            other_abstentions=dict(self._other_abstained.most_common()),
             elapsed_s=elapsed_s,
         )
 

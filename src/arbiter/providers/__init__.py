@@ -1,5 +1,5 @@
-"""LLM providers behind one Protocol; each vendor's module is imported lazily."""
+"""LLM providers behind one Protocol and a registry; each vendor's module is imported lazily."""
 
-from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider, Subject
+from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider, close_provider
 
-__all__ = ["CompletionRequest", "CompletionResponse", "Provider", "Subject"]
+__all__ = ["CompletionRequest", "CompletionResponse", "Provider", "close_provider"]

@@ -15,13 +15,23 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from arbiter.errors import InvalidResponse
-from arbiter.providers._http import Prices, cut_off, post_json, require_key, usage_with_cost
 from arbiter.providers.base import CompletionRequest, CompletionResponse
+from arbiter.providers.shared import (
+    Prices,
+    client_for,
+    cut_off,
+    json_object,
+    require_key,
+    usage_with_cost,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+    from arbiter.http.client import HttpClient
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "default_supports_effort"]
 
@@ -40,6 +50,7 @@ class AnthropicProvider:
     Args:
         api_key: The ``x-api-key``; None fails each call with a ``ProviderAuthError``.
         base_url: API root, without ``/v1``.
+        http: The client calls go through; None: a private client without retries.
         transport: An httpx transport to use instead of the network (tests).
         prices: USD per million input / output tokens by model, for ``cost_usd``.
         supports_effort: Whether a model takes ``output_config.effort``; default:
@@ -53,18 +64,23 @@ class AnthropicProvider:
         *,
         api_key: str | None,
         base_url: str = "https://api.anthropic.com",
+        http: HttpClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         prices: Prices | None = None,
         supports_effort: Callable[[str], bool] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
-        self._transport = transport
+        self._http = client_for(http, transport)
         self._prices = prices
         self._supports_effort = supports_effort or default_supports_effort
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the provider's connection pool."""
+        await self._http.aclose()
 
     @property
     def endpoint(self) -> str:
@@ -84,20 +100,16 @@ class AnthropicProvider:
         """
         api_key = require_key(self._api_key, provider=self.name, env="ANTHROPIC_API_KEY")
         started = time.perf_counter()
-        document = await post_json(
-            provider=self.name,
-            model=request.model,
-            url=self.endpoint,
-            headers={
-                "x-api-key": api_key,
-                "anthropic-version": ANTHROPIC_VERSION,
-                "content-type": "application/json",
-            },
-            body=self.request_body(request),
-            time_limit=request.timeout,
-            transport=self._transport,
-            secret=api_key,
+        where = f"{self.name} {request.model}"
+        answer = await self._http.post_json(
+            self.endpoint,
+            self.request_body(request),
+            where=where,
+            headers={"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION},
+            timeout=request.timeout,
+            secrets=(api_key,),
         )
+        document = json_object(answer.document, where)
         latency_ms = (time.perf_counter() - started) * 1000
         text = self._tool_input(document, request)
         usage = document.get("usage")

@@ -2,31 +2,20 @@
 
 Every provider (``mock``, ``openai``, ``anthropic``, ``gemini``) lives in its own module,
 is imported lazily, converts its vendor's errors into the ``ProviderError`` tree at the
-seam, and takes an injected ``httpx`` transport so tests never touch the network.
+seam (through the one HTTP layer, :mod:`arbiter.http`), and takes an injected ``httpx``
+transport so tests never touch the network. A provider holding connections closes them
+in ``aclose``; :func:`close_provider` calls it where it exists.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from arbiter.contract import Usage
 
-__all__ = ["CompletionRequest", "CompletionResponse", "Provider", "Subject"]
-
-
-class Subject(BaseModel):
-    """What is being judged, in structured form (the mock provider reads this)."""
-
-    task: str
-    """What the LLM under judgement was asked."""
-    context: str
-    """The source it must stay faithful to."""
-    output: str
-    """Its output."""
-    lens: str = "factual"
-    """The critic's lens: factual, logical, adversary, or a custom name."""
+__all__ = ["CompletionRequest", "CompletionResponse", "Provider", "close_provider"]
 
 
 class CompletionRequest(BaseModel):
@@ -48,8 +37,6 @@ class CompletionRequest(BaseModel):
     """Upper bound on the answer's length."""
     timeout: float = 60.0
     """Seconds the call may take."""
-    subject: Subject | None = None
-    """The structured inputs behind ``prompt``; used by the mock provider only."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything a provider may want to log; never sent."""
 
@@ -67,7 +54,6 @@ class CompletionResponse(BaseModel):
     """Wall time of the call."""
 
 
-@runtime_checkable
 class Provider(Protocol):
     """Anything that can answer a ``CompletionRequest``."""
 
@@ -76,3 +62,10 @@ class Provider(Protocol):
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """Answer one request; raise a ``ProviderError`` subclass on failure."""
         ...
+
+
+async def close_provider(provider: Provider) -> None:
+    """Close a provider's connections, if it holds any (it has an ``aclose``)."""
+    close = getattr(provider, "aclose", None)
+    if callable(close):
+        await close()

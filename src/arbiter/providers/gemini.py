@@ -10,15 +10,26 @@ sent: Gemini's thinking controls differ by model generation and are not mapped y
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
-
 from arbiter.errors import InvalidResponse
-from arbiter.providers._http import Prices, cut_off, post_json, require_key, usage_with_cost
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.schema import to_gemini_schema
+from arbiter.providers.shared import (
+    Prices,
+    client_for,
+    cut_off,
+    gemini_refine,
+    json_object,
+    require_key,
+    usage_with_cost,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+    from arbiter.http.client import HttpClient
 
 __all__ = ["GeminiProvider"]
 
@@ -29,6 +40,7 @@ class GeminiProvider:
     Args:
         api_key: The ``x-goog-api-key``; None fails each call with a ``ProviderAuthError``.
         base_url: API root including the version.
+        http: The client calls go through; None: a private client without retries.
         transport: An httpx transport to use instead of the network (tests).
         prices: USD per million input / output tokens by model, for ``cost_usd``.
     """
@@ -40,16 +52,21 @@ class GeminiProvider:
         *,
         api_key: str | None,
         base_url: str = "https://generativelanguage.googleapis.com/v1beta",
+        http: HttpClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         prices: Prices | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
-        self._transport = transport
+        self._http = client_for(http, transport)
         self._prices = prices
 
     def __repr__(self) -> str:
         return f"GeminiProvider(base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the provider's connection pool."""
+        await self._http.aclose()
 
     def endpoint(self, model: str) -> str:
         """The URL ``complete`` posts to for ``model`` (a ``models/`` prefix is allowed)."""
@@ -69,16 +86,17 @@ class GeminiProvider:
         """
         api_key = require_key(self._api_key, provider=self.name, env="GEMINI_API_KEY")
         started = time.perf_counter()
-        document = await post_json(
-            provider=self.name,
-            model=request.model,
-            url=self.endpoint(request.model),
-            headers={"x-goog-api-key": api_key, "Content-Type": "application/json"},
-            body=self.request_body(request),
-            time_limit=request.timeout,
-            transport=self._transport,
-            secret=api_key,
+        where = f"{self.name} {request.model}"
+        answer = await self._http.post_json(
+            self.endpoint(request.model),
+            self.request_body(request),
+            where=where,
+            headers={"x-goog-api-key": api_key},
+            timeout=request.timeout,
+            secrets=(api_key,),
+            refine=gemini_refine,
         )
+        document = json_object(answer.document, where)
         latency_ms = (time.perf_counter() - started) * 1000
         text = self._candidate_text(document, request)
         meta = document.get("usageMetadata")

@@ -1,79 +1,98 @@
-"""The deterministic mock provider: the string detectors as a critic, offline.
+"""The ``mock`` provider: deterministic, offline answers that follow the requested schema.
 
-It reads the structured ``request.subject`` (task, context, output, lens), runs every
-detector with the lens's sensitivities and answers a ``Critique`` as JSON text, exactly
-as a model would. The same request always gets the same answer.
+With no script it answers the simplest JSON the request's schema admits (the first
+value of every enum, empty strings and lists, zeros, ``false``), so any structured call
+of Arbiter's gets a valid, repeatable answer without a model. A script (a fixed text or
+a function of the request) answers exactly what a test needs. The jury's offline critics
+do not come through here: they run the string detectors directly
+(:mod:`arbiter.jury.offline`).
 """
 
 from __future__ import annotations
 
-from arbiter.contract import DIMENSIONS, Callout, Critique, Usage
+import json
+from collections.abc import Callable
+from typing import Any
+
+from arbiter.contract import Usage
 from arbiter.errors import InvalidResponse
-from arbiter.jury.detectors import run_detectors
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 
-__all__ = ["CONTRADICTED_SCORE", "UNSUPPORTED_SCORE", "MockProvider", "critique_of"]
+__all__ = ["MockProvider", "simplest_instance"]
 
-CONTRADICTED_SCORE = 2
-"""Score of a dimension with a contradiction callout."""
-UNSUPPORTED_SCORE = 3
-"""Score of a dimension with an unsupported-claim callout (and no contradiction)."""
-_CLEAN_SCORE = 5
+Script = str | Callable[[CompletionRequest], str]
 
 
-def critique_of(callouts: list[Callout]) -> Critique:
-    """The critique a detector critic gives: each dimension scored by its worst callout.
+def simplest_instance(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
+    """The simplest JSON value a (strict) JSON schema admits.
 
     Args:
-        callouts: The detectors' findings.
+        schema: A JSON schema, e.g. from :func:`arbiter.providers.schema.strict_json_schema`.
+        defs: Its ``$defs`` (found in ``schema`` when not given).
 
-    Returns:
-        5 on a dimension with no callout, ``UNSUPPORTED_SCORE`` with only unsupported
-        ones, ``CONTRADICTED_SCORE`` with a contradiction; the callouts unchanged.
+    Raises:
+        InvalidResponse: The schema uses a construct this cannot fill (a ``$ref`` that
+            does not resolve).
+
+    Examples:
+        >>> simplest_instance({"type": "object", "properties": {"label": {"enum": ["a", "b"]}},
+        ...                    "required": ["label"]})
+        {'label': 'a'}
     """
-    scores = dict.fromkeys(DIMENSIONS, _CLEAN_SCORE)
-    for callout in callouts:
-        score = CONTRADICTED_SCORE if callout.kind == "contradicted" else UNSUPPORTED_SCORE
-        scores[callout.dimension] = min(scores[callout.dimension], score)
-    return Critique.model_validate({**scores, "callouts": callouts})
+    defs = schema.get("$defs", {}) if defs is None else defs
+    if "$ref" in schema:
+        name = str(schema["$ref"]).removeprefix("#/$defs/")
+        if name not in defs:
+            raise InvalidResponse(f"mock: cannot resolve {schema['$ref']!r} in the schema")
+        return simplest_instance(defs[name], defs)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return simplest_instance(schema[key][0], defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        required = schema.get("required", list(properties))
+        return {name: simplest_instance(properties[name], defs) for name in required}
+    return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
 
 
 class MockProvider:
-    """Answers critique requests with the deterministic string detectors.
+    """A provider that never leaves the process.
+
+    Args:
+        script: The answer: a text, or a function of the request returning one; None
+            answers :func:`simplest_instance` of the request's schema.
+        model: The model it reports having answered with.
 
     Examples:
         >>> import asyncio
-        >>> from arbiter.providers.base import Subject
-        >>> request = CompletionRequest(
-        ...     model="mock", system="", prompt="", json_schema={},
-        ...     subject=Subject(task="Summarise.", context="Refunds within 30 days.",
-        ...                     output="Refunds within 45 days.", lens="factual"))
-        >>> Critique.model_validate_json(
-        ...     asyncio.run(MockProvider().complete(request)).text).accuracy
-        2
+        >>> request = CompletionRequest(model="m", system="", prompt="",
+        ...     json_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        >>> asyncio.run(MockProvider().complete(request)).text
+        '{"ok": false}'
     """
 
     name = "mock"
 
+    def __init__(self, script: Script | None = None, *, model: str = "mock") -> None:
+        self.script = script
+        self.model = model
+        self.requests: list[CompletionRequest] = []
+        """Every request answered, in order."""
+
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        """Run the detectors on ``request.subject`` and answer a critique as JSON.
-
-        Args:
-            request: A critique request; only ``subject`` is read.
-
-        Returns:
-            The critique JSON, model ``mock``, no usage.
-
-        Raises:
-            InvalidResponse: The request carries no ``subject`` to judge.
-        """
-        subject = request.subject
-        if subject is None:
-            raise InvalidResponse(
-                "The mock provider needs request.subject (task, context, output, lens); "
-                "got a request without one."
-            )
-        callouts = run_detectors(subject.task, subject.context, subject.output, lens=subject.lens)
-        return CompletionResponse(
-            text=critique_of(callouts).model_dump_json(), model="mock", usage=Usage()
-        )
+        """Answer ``request`` from the script, or with the simplest valid instance."""
+        self.requests.append(request)
+        if self.script is None:
+            text = json.dumps(simplest_instance(request.json_schema))
+        elif isinstance(self.script, str):
+            text = self.script
+        else:
+            text = self.script(request)
+        return CompletionResponse(text=text, model=self.model, usage=Usage())

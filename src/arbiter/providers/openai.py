@@ -20,13 +20,25 @@ reject them, and stability comes from repeated calls, not from a temperature of 
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from arbiter.errors import InvalidResponse
-from arbiter.providers._http import Prices, cut_off, post_json, require_key, usage_with_cost
+from arbiter.params import check_choice
 from arbiter.providers.base import CompletionRequest, CompletionResponse
+from arbiter.providers.shared import (
+    Prices,
+    client_for,
+    cut_off,
+    json_object,
+    require_key,
+    usage_with_cost,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+    from arbiter.http.client import HttpClient
 
 __all__ = ["Dialect", "OpenAIProvider"]
 
@@ -48,6 +60,8 @@ class OpenAIProvider:
             (``http://localhost:11434``).
         api_key: Bearer token; required for api.openai.com, optional elsewhere.
         dialect: How the server takes a schema.
+        http: The client calls go through (the registry's retries and concurrency
+            limit); None: a private client without retries.
         transport: An httpx transport to use instead of the network (tests).
         prices: USD per million input / output tokens by model, for ``cost_usd``.
 
@@ -66,25 +80,26 @@ class OpenAIProvider:
         base_url: str,
         api_key: str | None,
         dialect: Dialect = "openai",
+        http: HttpClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         prices: Prices | None = None,
     ) -> None:
-        if dialect not in ("openai", "llama_cpp", "ollama"):
-            raise ValueError(
-                "The 'dialect' parameter of OpenAIProvider must be one of 'openai', "
-                f"'llama_cpp', 'ollama'. Got {dialect!r} instead."
-            )
+        check_choice(dialect, "dialect", "OpenAIProvider", ("openai", "llama_cpp", "ollama"))
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.dialect: Dialect = dialect
         self._api_key = api_key
-        self._transport = transport
+        self._http = client_for(http, transport)
         self._prices = prices
 
     def __repr__(self) -> str:
         return (
             f"OpenAIProvider({self.name!r}, base_url={self.base_url!r}, dialect={self.dialect!r})"
         )
+
+    async def aclose(self) -> None:
+        """Close the provider's connection pool."""
+        await self._http.aclose()
 
     @property
     def endpoint(self) -> str:
@@ -105,22 +120,21 @@ class OpenAIProvider:
             InvalidResponse: Any other failure, a refusal, or an answer cut off at
                 ``request.max_output_tokens``.
         """
-        headers = {"Content-Type": "application/json"}
-        if httpx.URL(self.base_url).host == _OPENAI_HOST:
+        headers: dict[str, str] = {}
+        if urlsplit(self.base_url).hostname == _OPENAI_HOST:
             require_key(self._api_key, provider=self.name, env="OPENAI_API_KEY")
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         started = time.perf_counter()
-        document = await post_json(
-            provider=self.name,
-            model=request.model,
-            url=self.endpoint,
+        answer = await self._http.post_json(
+            self.endpoint,
+            self.request_body(request),
+            where=f"{self.name} {request.model}",
             headers=headers,
-            body=self.request_body(request),
-            time_limit=request.timeout,
-            transport=self._transport,
-            secret=self._api_key,
+            timeout=request.timeout,
+            secrets=(self._api_key,),
         )
+        document = json_object(answer.document, f"{self.name} {request.model}")
         latency_ms = (time.perf_counter() - started) * 1000
         if self.dialect == "ollama":
             text = self._ollama_text(document, request)

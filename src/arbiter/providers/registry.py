@@ -1,93 +1,217 @@
-"""Build a provider by name from ``Settings``; each vendor module is imported lazily."""
+"""Providers by name: an explicit registry, built-ins and plugins alike.
+
+A registry maps a name to a factory ``(settings, http) -> Provider``. The default one
+(:meth:`ProviderRegistry.default`) holds the built-ins (``openai``, ``llama_cpp``,
+``ollama``, ``anthropic``, ``gemini``, ``mock``) and every factory third parties publish
+in the entry-point group ``arbiter.providers``; a program adds its own with
+:meth:`ProviderRegistry.register_provider`. Nothing is registered at import time, and no
+vendor module is imported until its provider is built.
+
+Every provider built here calls through its own pooled :class:`~arbiter.http.client.HttpClient`
+that retries what may pass on a second try (``ARBITER_RETRIES``, ``Retry-After``
+honoured, under a retry budget) and keeps at most ``ARBITER_PROVIDER_CONCURRENCY`` calls
+in flight (per name: ``ARBITER_PROVIDER_LIMITS``).
+"""
 
 from __future__ import annotations
 
-import importlib
-from typing import cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import httpx
-from pydantic import SecretStr
+from arbiter.plugins import Registry
 
-from arbiter.config import Settings
-from arbiter.errors import InputError
-from arbiter.providers.base import Provider
+if TYPE_CHECKING:
+    import httpx
 
-__all__ = ["PROVIDER_NAMES", "make_provider"]
+    from arbiter.config import Settings
+    from arbiter.http.client import HttpClient
+    from arbiter.providers.base import Provider
 
-PROVIDER_NAMES = ("anthropic", "gemini", "llama_cpp", "mock", "ollama", "openai")
-"""Names ``make_provider`` knows."""
+__all__ = [
+    "BUILTIN_PROVIDERS",
+    "ENTRY_POINT_GROUP",
+    "ProviderFactory",
+    "ProviderRegistry",
+    "make_provider",
+]
+
+ProviderFactory = Callable[["Settings", "HttpClient"], "Provider"]
+"""Builds a provider from the settings and the HTTP client it must call through."""
+
+ENTRY_POINT_GROUP = "arbiter.providers"
+"""Entry-point group of third-party providers: ``name = "package.module:factory"``."""
+
+BUILTIN_PROVIDERS = ("anthropic", "gemini", "llama_cpp", "mock", "ollama", "openai")
+"""Names the default registry knows without any plugin."""
+
+
+def _secret(value: object) -> str | None:
+    getter = getattr(value, "get_secret_value", None)
+    return str(getter()) if callable(getter) else None
+
+
+def _openai(settings: Settings, http: HttpClient) -> Provider:
+    from arbiter.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        "openai",
+        base_url=settings.openai_base_url,
+        api_key=_secret(settings.openai_api_key),
+        dialect=settings.openai_dialect,
+        http=http,
+        prices=settings.model_prices,
+    )
+
+
+def _llama_cpp(settings: Settings, http: HttpClient) -> Provider:
+    from arbiter.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        "llama_cpp",
+        base_url=settings.llama_cpp_url,
+        api_key=None,
+        dialect="llama_cpp",
+        http=http,
+        prices=settings.model_prices,
+    )
+
+
+def _ollama(settings: Settings, http: HttpClient) -> Provider:
+    from arbiter.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        "ollama",
+        base_url=settings.ollama_url,
+        api_key=None,
+        dialect="ollama",
+        http=http,
+        prices=settings.model_prices,
+    )
+
+
+def _anthropic(settings: Settings, http: HttpClient) -> Provider:
+    from arbiter.providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider(
+        api_key=_secret(settings.anthropic_api_key), http=http, prices=settings.model_prices
+    )
+
+
+def _gemini(settings: Settings, http: HttpClient) -> Provider:
+    from arbiter.providers.gemini import GeminiProvider
+
+    return GeminiProvider(
+        api_key=_secret(settings.gemini_api_key), http=http, prices=settings.model_prices
+    )
+
+
+def _mock(settings: Settings, http: HttpClient) -> Provider:
+    from arbiter.providers.mock import MockProvider
+
+    return MockProvider()
+
+
+_BUILTINS: dict[str, ProviderFactory] = {
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "llama_cpp": _llama_cpp,
+    "mock": _mock,
+    "ollama": _ollama,
+    "openai": _openai,
+}
+
+
+class ProviderRegistry(Registry[ProviderFactory]):
+    """Provider factories by name; an explicit object, passed to whoever builds providers.
+
+    Examples:
+        >>> registry = ProviderRegistry.default()
+        >>> registry.register_provider("echo", lambda settings, http: EchoProvider())
+        >>> "echo" in registry.names()
+        True
+    """
+
+    what = "provider"
+    group = ENTRY_POINT_GROUP
+
+    @classmethod
+    def default(cls, *, plugins: bool = True) -> ProviderRegistry:
+        """The built-in providers, plus those of the ``arbiter.providers`` entry points.
+
+        Args:
+            plugins: Also load the entry points (a plugin never replaces a built-in).
+        """
+        registry = cls()
+        for name, factory in _BUILTINS.items():
+            registry.register_provider(name, factory)
+        if plugins:
+            registry.load_plugins()
+        return registry
+
+    def register_provider(
+        self, name: str, factory: ProviderFactory, *, replace: bool = False
+    ) -> None:
+        """Make ``name`` buildable by ``factory(settings, http)``.
+
+        Raises:
+            ValueError: ``name`` is taken (pass ``replace=True`` to override) or empty.
+        """
+        self.add(name, factory, replace=replace)
+
+    def build(
+        self,
+        name: str,
+        settings: Settings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        http: HttpClient | None = None,
+    ) -> Provider:
+        """The provider ``name``, configured from ``settings``.
+
+        A missing key is not an error here: the provider raises ``ProviderAuthError``
+        naming the variable to set when it is first called.
+
+        Args:
+            name: A registered name.
+            settings: Keys, URLs, retries, concurrency limits, model prices.
+            transport: An httpx transport for every call (tests); None uses the network.
+            http: The client to call through; default: one built from ``settings``.
+
+        Raises:
+            InputError: ``name`` is not registered.
+        """
+        factory = self.factory(name)
+        return factory(settings, http or provider_client(name, settings, transport=transport))
+
+
+def provider_client(
+    name: str, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+) -> HttpClient:
+    """The HTTP client of provider ``name``: retries and concurrency from ``settings``."""
+    from arbiter.http.client import HttpClient
+    from arbiter.http.retry import RetryBudget, RetryPolicy
+
+    return HttpClient(
+        side="provider",
+        transport=transport,
+        retry=RetryPolicy(retries=settings.retries),
+        budget=RetryBudget(),
+        concurrency=settings.provider_limits.get(name, settings.provider_concurrency),
+        max_response_bytes=settings.max_response_bytes,
+    )
 
 
 def make_provider(
     name: str, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> Provider:
-    """The provider called ``name``, configured from ``settings``.
-
-    A missing key is not an error here: the provider raises ``ProviderAuthError``
-    naming the variable to set when it is first called.
-
-    Args:
-        name: One of ``PROVIDER_NAMES``.
-        settings: Keys, base URLs, the OpenAI dialect and model prices.
-        transport: An httpx transport for every call (tests); None uses the network.
-
-    Returns:
-        A ready provider.
+    """The provider ``name`` from the default registry (see :meth:`ProviderRegistry.build`).
 
     Raises:
         InputError: ``name`` is not a known provider.
 
     Examples:
+        >>> from arbiter.config import Settings
         >>> make_provider("ollama", Settings(_env_file=None)).endpoint
         'http://localhost:11434/api/chat'
     """
-    prices = settings.model_prices
-    if name in ("openai", "llama_cpp", "ollama"):
-        from arbiter.providers.openai import Dialect, OpenAIProvider
-
-        if name == "openai":
-            return OpenAIProvider(
-                "openai",
-                base_url=settings.openai_base_url,
-                api_key=_secret(settings.openai_api_key),
-                dialect=settings.openai_dialect,
-                transport=transport,
-                prices=prices,
-            )
-        dialect: Dialect
-        if name == "ollama":
-            base_url, dialect = settings.ollama_url, "ollama"
-        else:
-            base_url, dialect = settings.llama_cpp_url, "llama_cpp"
-        return OpenAIProvider(
-            name,
-            base_url=base_url,
-            api_key=None,
-            dialect=dialect,
-            transport=transport,
-            prices=prices,
-        )
-    if name == "anthropic":
-        from arbiter.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(
-            api_key=_secret(settings.anthropic_api_key), transport=transport, prices=prices
-        )
-    if name == "gemini":
-        from arbiter.providers.gemini import GeminiProvider
-
-        return GeminiProvider(
-            api_key=_secret(settings.gemini_api_key), transport=transport, prices=prices
-        )
-    if name == "mock":
-        # Imported by name: the mock lives in its own module, loaded only when asked for.
-        module = importlib.import_module("arbiter.providers.mock")
-        return cast(Provider, module.MockProvider())
-    raise InputError(
-        f"The 'provider' parameter must be one of {', '.join(PROVIDER_NAMES)}. "
-        f"Got {name!r} instead."
-    )
-
-
-def _secret(value: SecretStr | None) -> str | None:
-    return value.get_secret_value() if value is not None else None
+    return ProviderRegistry.default().build(name, settings, transport=transport)

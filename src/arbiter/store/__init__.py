@@ -1,5 +1,9 @@
-"""The run store: datasets by content hash, runs, and per-pair results."""
+"""The store: datasets by content hash, offline runs and results, jury and online records.
 
-from arbiter.store.repository import PairResult, RunInfo, RunStatus, Store
+It persists the shapes of :mod:`arbiter.contract` and imports nothing else of Arbiter's
+(but the exception tree), so every engine can be handed a store without depending on it.
+"""
 
-__all__ = ["PairResult", "RunInfo", "RunStatus", "Store"]
+from arbiter.store.repository import RunLease, Store, new_run_id
+
+__all__ = ["RunLease", "Store", "new_run_id"]

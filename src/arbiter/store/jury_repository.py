@@ -8,25 +8,30 @@ roster order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
-from arbiter.contract import Case, CriticOutcome, Critique, Usage, Verdict
+from arbiter.contract import (
+    Case,
+    CriticOutcome,
+    Critique,
+    Judgment,
+    JuryRunInfo,
+    JuryRunKind,
+    JuryRunStatus,
+    Usage,
+    Verdict,
+)
 from arbiter.errors import StoreError
-from arbiter.jury.critics import CriticSpec
 from arbiter.store.jury_models import CritiqueRow, JuryRunRow, VerdictRow
 from arbiter.store.repository import Store, new_run_id
 
 __all__ = [
-    "Judgment",
-    "JuryRunInfo",
-    "JuryRunKind",
-    "JuryRunStatus",
     "create_jury_run",
     "finish_jury_run",
     "get_jury_run",
@@ -37,41 +42,6 @@ __all__ = [
     "save_judgment",
 ]
 
-JuryRunKind = Literal["judge", "eval", "baseline"]
-JuryRunStatus = Literal["running", "completed", "interrupted", "failed"]
-
-
-class JuryRunInfo(BaseModel):
-    """A stored jury run's header."""
-
-    id: str
-    """Run id."""
-    kind: JuryRunKind
-    """What made it: ``arbiter judge``, ``jury eval`` or one arm of ``jury baseline``."""
-    created_at: datetime
-    """When the run was created."""
-    roster: list[dict[str, Any]]
-    """The critics, as ``CriticSpec`` dicts, in roster order."""
-    config: dict[str, Any]
-    """Options of the command (cases file, provider, baseline arm, ...)."""
-    n_cases: int
-    """Cases the run was to judge."""
-    n_judged: int = 0
-    """Verdicts stored so far."""
-    status: JuryRunStatus
-    """Where the run is."""
-
-
-class Judgment(NamedTuple):
-    """One stored judgment: the case's id, every critic's outcome, the verdict."""
-
-    case_id: str
-    """Id of the judged case."""
-    outcomes: list[CriticOutcome]
-    """Every critic's outcome, in roster order."""
-    verdict: Verdict
-    """The verdict as it was synthesized when stored (``critiques`` = ``outcomes``)."""
-
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -81,19 +51,27 @@ def create_jury_run(
     store: Store,
     *,
     kind: JuryRunKind,
-    roster: Sequence[CriticSpec],
+    roster: Sequence[Mapping[str, Any]],
     n_cases: int,
     config: dict[str, Any] | None = None,
 ) -> str:
-    """Register a new jury run in status ``running`` and return its id."""
+    """Register a new jury run in status ``running`` and return its id.
+
+    Args:
+        store: The store.
+        kind: What made the run.
+        roster: The critics' specs as JSON-able dicts, in roster order.
+        n_cases: Cases the run is to judge.
+        config: Options of the command, kept with the run.
+    """
     run_id = new_run_id()
-    with Session(store.engine) as session, session.begin():
+    with store.guard("create a jury run"), store.session() as session, session.begin():
         session.add(
             JuryRunRow(
                 id=run_id,
                 kind=kind,
                 created_at=_now(),
-                roster=[spec.model_dump(mode="json") for spec in roster],
+                roster=[dict(spec) for spec in roster],
                 config=dict(config or {}),
                 n_cases=n_cases,
                 status="running",
@@ -104,7 +82,7 @@ def create_jury_run(
 
 def finish_jury_run(store: Store, run_id: str, status: JuryRunStatus = "completed") -> None:
     """Move a jury run to ``status``."""
-    with Session(store.engine) as session, session.begin():
+    with store.guard(f"finish jury run {run_id}"), store.session() as session, session.begin():
         session.execute(update(JuryRunRow).where(JuryRunRow.id == run_id).values(status=status))
 
 
@@ -118,7 +96,8 @@ def save_judgment(store: Store, run_id: str, case: Case, verdict: Verdict) -> No
         verdict: The verdict; its ``critiques`` are the critics' outcomes.
     """
     rows = [_critique_row(run_id, case.id, i, o) for i, o in enumerate(verdict.critiques)]
-    with Session(store.engine) as session, session.begin():
+    record = f"store a verdict of jury run {run_id}"
+    with store.guard(record), store.session() as session, session.begin():
         if rows:
             session.execute(insert(CritiqueRow), rows)
         session.add(
@@ -197,7 +176,7 @@ def load_judgments(store: Store, run_id: str) -> list[Judgment]:
     Raises:
         StoreError: A stored critique no longer validates.
     """
-    with Session(store.engine) as session:
+    with store.guard("read jury runs"), store.session() as session:
         verdicts = session.scalars(
             select(VerdictRow).where(VerdictRow.run_id == run_id).order_by(VerdictRow.id)
         ).all()
@@ -219,7 +198,7 @@ def load_judgments(store: Store, run_id: str) -> list[Judgment]:
 
 def load_judged_cases(store: Store, run_id: str) -> list[Case]:
     """The cases a run judged, in the order their judgments were stored."""
-    with Session(store.engine) as session:
+    with store.guard("read jury runs"), store.session() as session:
         rows = session.scalars(
             select(VerdictRow.case_data).where(VerdictRow.run_id == run_id).order_by(VerdictRow.id)
         ).all()
@@ -248,7 +227,7 @@ def get_jury_run(store: Store, run_id: str) -> JuryRunInfo:
     Raises:
         StoreError: No run, or more than one, matches ``run_id``.
     """
-    with Session(store.engine) as session:
+    with store.guard("read jury runs"), store.session() as session:
         row = session.get(JuryRunRow, run_id)
         if row is None:
             matches = session.scalars(
@@ -268,7 +247,7 @@ def list_jury_runs(
     query = select(JuryRunRow).order_by(JuryRunRow.created_at.desc(), JuryRunRow.id.desc())
     if kind is not None:
         query = query.where(JuryRunRow.kind == kind)
-    with Session(store.engine) as session:
+    with store.guard("read jury runs"), store.session() as session:
         return [_info(session, row) for row in session.scalars(query.limit(limit)).all()]
 
 

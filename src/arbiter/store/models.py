@@ -18,7 +18,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["SCHEMA_VERSION", "Base", "DatasetRow", "ResultRow", "RunRow"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Base",
+    "DatasetRow",
+    "ResultRow",
+    "RunLeaseRow",
+    "RunRow",
+    "RunSegmentRow",
+]
 
 SCHEMA_VERSION = 1
 """Version of the stored tables; written into every run row."""
@@ -78,3 +86,37 @@ class ResultRow(Base):
     latency_ms: Mapped[float] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(Integer)
     completed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RunSegmentRow(Base):
+    """One stretch of a run's execution: its first start or a resume.
+
+    A segment killed before it could end keeps ``ended_at`` empty; its wall time is then
+    read off the results it stored, so a resumed run's throughput is not overstated.
+    """
+
+    __tablename__ = "run_segments"
+    __table_args__ = (UniqueConstraint("run_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    elapsed_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class RunLeaseRow(Base):
+    """Who is executing a run right now: one row per leased run, none when idle.
+
+    A lease is live while its holder's heartbeat is recent and, on the same host, while
+    its process exists; a killed holder's lease can be taken over at once.
+    """
+
+    __tablename__ = "run_leases"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

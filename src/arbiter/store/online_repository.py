@@ -14,12 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import func, insert, select
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
-from arbiter.errors import StoreError, StoreUnavailable
-from arbiter.online.models import OnlineResult
-from arbiter.online.sink import error_kinds, is_flagged
+from arbiter.contract import OnlineResult
+from arbiter.errors import StoreError
 from arbiter.store.online_models import OnlineResultRow
 from arbiter.store.repository import Store
 
@@ -35,9 +32,9 @@ def _row(batch_id: str, result: OnlineResult, now: datetime) -> dict[str, Any]:
         "prediction_id": result.prediction_id,
         "label": result.label,
         "escalated": result.escalated,
-        "flagged": is_flagged(result),
+        "flagged": result.flagged,
         "judge_source": result.judge.source if result.judge is not None else None,
-        "n_errors": len(error_kinds(result)),
+        "n_errors": len(result.error_kinds()),
         "total_ms": result.total_ms if math.isfinite(result.total_ms) else 0.0,
         "result": document,
         "created_at": now,
@@ -59,19 +56,13 @@ def save_online_results(store: Store, batch_id: str, results: Sequence[OnlineRes
         return
     now = datetime.now(UTC)
     rows = [_row(batch_id, result, now) for result in results]
-    try:
-        with Session(store.engine) as session, session.begin():
-            session.execute(insert(OnlineResultRow), rows)
-    except SQLAlchemyError as exc:
-        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise StoreUnavailable(
-            f"cannot store online results in {store.describe()}: {cause}"
-        ) from None
+    with store.guard("store online results"), store.session() as session, session.begin():
+        session.execute(insert(OnlineResultRow), rows)
 
 
 def count_online_results(store: Store, batch_id: str) -> int:
     """How many results are stored under ``batch_id``."""
-    with Session(store.engine) as session:
+    with store.guard("read online results"), store.session() as session:
         query = select(func.count()).where(OnlineResultRow.batch_id == batch_id)
         return int(session.scalar(query) or 0)
 
@@ -90,7 +81,7 @@ def load_online_results(
         .order_by(OnlineResultRow.id)
         .limit(limit)
     )
-    with Session(store.engine) as session:
+    with store.guard("read online results"), store.session() as session:
         documents = session.scalars(query).all()
     try:
         return [OnlineResult.model_validate(document) for document in documents]

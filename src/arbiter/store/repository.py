@@ -1,88 +1,56 @@
-"""Reading and writing runs, datasets and results through one ``Store`` object."""
+"""Reading and writing runs, datasets and results through one ``Store`` object.
+
+The store implements the sink the offline harness declares
+(:class:`arbiter.harness.sink.RunStore`) and imports nothing of Arbiter's but the
+contract and the exception tree. Every database failure reaches the caller as one
+:class:`~arbiter.errors.StoreUnavailable` line saying what could not be done and where,
+never as SQL.
+"""
 
 from __future__ import annotations
 
+import os
+import socket
 import uuid
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-from sqlalchemy import Engine, Table, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, Table, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from arbiter.contract import Dataset, Example
-from arbiter.errors import StoreError, StoreUnavailable
+from arbiter.contract import Dataset, Example, PairResult, RunInfo, RunSegment, RunStatus
+from arbiter.errors import RunBusy, StoreError, StoreUnavailable
 from arbiter.store import jury_models as _jury_models  # noqa: F401  (the jury's tables)
 from arbiter.store import online_models as _online_models  # noqa: F401  (online results)
-from arbiter.store.models import Base, DatasetRow, ResultRow, RunRow
+from arbiter.store.models import (
+    Base,
+    DatasetRow,
+    ResultRow,
+    RunLeaseRow,
+    RunRow,
+    RunSegmentRow,
+)
 
-__all__ = ["PairResult", "RunInfo", "RunStatus", "Store"]
+__all__ = ["LEASE_TTL_S", "RunLease", "Store", "new_run_id"]
 
-RunStatus = Literal["running", "completed", "interrupted", "failed"]
+LEASE_TTL_S = 60.0
+"""A lease whose holder has not renewed it for this long may be taken over."""
 
 _RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
 
 
-class PairResult(BaseModel):
-    """The outcome of one (example, repetition) pair."""
-
-    example_id: str
-    """Id of the example."""
-    repetition: int
-    """0-based repetition index."""
-    label: str | None
-    """Predicted label; None when the call failed."""
-    confidence: float | None = None
-    """The system's confidence, if it gave one."""
-    prediction_id: str | None = None
-    """The system's own id for the answer."""
-    raw_output: dict[str, Any] | None = None
-    """The system's untouched answer."""
-    correct: bool
-    """Whether the (mapped, if a label map is set) label equals the expected one."""
-    error_type: str | None = None
-    """Class name of the error when the call failed."""
-    error_message: str | None = None
-    """One-line error message when the call failed."""
-    latency_ms: float
-    """Duration of the last attempt in milliseconds."""
-    attempts: int = 1
-    """Calls made, retries included."""
-
-
-class RunInfo(BaseModel):
-    """A stored run's header, without its results."""
-
-    id: str
-    """Run id."""
-    dataset_hash: str
-    """Content hash of the dataset."""
-    dataset_name: str
-    """Dataset name."""
-    system: dict[str, Any]
-    """Description of the system under test (rebuildable)."""
-    config: dict[str, Any]
-    """Run options: k, concurrency, timeout, retries, label_map, limit, seed."""
-    status: RunStatus
-    """Where the run is."""
-    n_pairs: int
-    """(example, repetition) pairs the run must complete."""
-    n_done: int = 0
-    """Pairs completed so far."""
-    created_at: datetime
-    """When the run was created."""
-    finished_at: datetime | None = None
-    """When the run last finished, if it did."""
-    elapsed_seconds: float = Field(default=0.0)
-    """Wall-clock seconds spent running, summed over resumed segments."""
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands back naive datetimes for timezone-aware columns; they were written in UTC.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def new_run_id() -> str:
@@ -90,18 +58,88 @@ def new_run_id() -> str:
     return f"{_now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
+def _cause(exc: SQLAlchemyError) -> str:
+    """The database's own reason, one line, without the SQL statement SQLAlchemy appends."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return " ".join(text.splitlines()[0].split()) if text else type(exc).__name__
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class RunLease:
+    """The right to execute one run, held by one process until released.
+
+    Taken with :meth:`Store.acquire_lease`; ``renew`` keeps it alive, ``release`` gives
+    it up. Usable as a context manager that releases on exit.
+    """
+
+    def __init__(self, store: Store, run_id: str, owner: str) -> None:
+        self.store, self.run_id, self.owner = store, run_id, owner
+
+    def renew(self) -> None:
+        """Refresh the heartbeat, so other processes see the holder is alive."""
+        action = f"renew the lease on run {self.run_id}"
+        with self.store.guard(action), self.store.session() as s, s.begin():
+            s.execute(
+                update(RunLeaseRow)
+                .where(RunLeaseRow.run_id == self.run_id, RunLeaseRow.owner == self.owner)
+                .values(heartbeat_at=_now())
+            )
+
+    def release(self) -> None:
+        """Give the run up; a no-op when the lease was already taken over or released."""
+        action = f"release the lease on run {self.run_id}"
+        with self.store.guard(action), self.store.session() as s, s.begin():
+            s.execute(
+                delete(RunLeaseRow).where(
+                    RunLeaseRow.run_id == self.run_id, RunLeaseRow.owner == self.owner
+                )
+            )
+
+    def __enter__(self) -> RunLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class Store:
     """The run store. SQLite (WAL) by default; any SQLAlchemy URL, PostgreSQL included.
 
     Args:
         url: A SQLAlchemy database URL.
+
+    Raises:
+        StoreError: The URL is malformed or names a driver that is not installed.
+        StoreUnavailable: The database cannot be reached, created or written.
     """
 
     def __init__(self, url: str) -> None:
         self.url = url
-        parsed = make_url(url)
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            parsed = make_url(url)
+        except (SQLAlchemyError, ValueError) as exc:
+            raise StoreError(f"the store URL {url!r} is not a database URL: {exc}") from None
+        database = parsed.database
+        if parsed.get_backend_name() == "sqlite" and database not in (None, "", ":memory:"):
+            folder = Path(database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise StoreUnavailable(
+                    f"cannot create the store's folder {folder}: {reason}"
+                ) from None
         try:
             self.engine: Engine = create_engine(url)
         except (SQLAlchemyError, ImportError) as exc:
@@ -109,22 +147,42 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        try:
+        with self.guard("open the store"):
             Base.metadata.create_all(self.engine)
-        except SQLAlchemyError as exc:
-            cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            raise StoreUnavailable(f"cannot open the store {self.describe()}: {cause}") from None
 
     def close(self) -> None:
         """Release the connection pool."""
         self.engine.dispose()
 
-    def _session(self) -> Session:
+    def session(self) -> Session:
+        """A new ORM session on the store's engine (for the repositories beside this one)."""
         return self._sessions()
+
+    @contextmanager
+    def guard(self, action: str) -> Iterator[None]:
+        """Turn any database failure inside the block into one ``StoreUnavailable`` line.
+
+        Args:
+            action: What was being done, completing "cannot ...", e.g. "store results".
+        """
+        try:
+            yield
+        except SQLAlchemyError as exc:
+            raise StoreUnavailable(f"cannot {action} in {self.describe()}: {_cause(exc)}") from None
+
+    def describe(self) -> str:
+        """The store's URL with any password hidden."""
+        try:
+            return make_url(self.url).render_as_string(hide_password=True)
+        except (SQLAlchemyError, ValueError):
+            return "(an invalid store URL)"
+
+    # ------------------------------------------------------------------ datasets
 
     def save_dataset(self, dataset: Dataset) -> str:
         """Store the dataset under its content hash (once) and return the hash."""
-        with self._session() as session, session.begin():
+        action = f"store the dataset {dataset.name!r}"
+        with self.guard(action), self.session() as session, session.begin():
             if session.get(DatasetRow, dataset.content_hash) is None:
                 session.add(
                     DatasetRow(
@@ -139,13 +197,19 @@ class Store:
         return dataset.content_hash
 
     def load_dataset(self, content_hash: str) -> Dataset:
-        """The dataset stored under ``content_hash``."""
-        with self._session() as session:
+        """The dataset stored under ``content_hash``.
+
+        Raises:
+            StoreError: No dataset is stored under that hash.
+        """
+        with self.guard("read a dataset"), self.session() as session:
             row = session.get(DatasetRow, content_hash)
             if row is None:
                 raise StoreError(f"no dataset with hash {content_hash[:12]} in the store")
             examples = [Example.model_validate(e) for e in row.examples]
             return Dataset(name=row.name, version=row.version, examples=examples)
+
+    # ---------------------------------------------------------------------- runs
 
     def create_run(
         self, *, dataset: Dataset, system: dict[str, Any], config: dict[str, Any], n_pairs: int
@@ -153,7 +217,7 @@ class Store:
         """Register a new run in status ``running`` and return its id."""
         self.save_dataset(dataset)
         run_id = new_run_id()
-        with self._session() as session, session.begin():
+        with self.guard("create a run"), self.session() as session, session.begin():
             session.add(
                 RunRow(
                     id=run_id,
@@ -167,6 +231,78 @@ class Store:
             )
         return run_id
 
+    def acquire_lease(self, run_id: str, *, ttl_s: float = LEASE_TTL_S) -> RunLease:
+        """Take the right to execute ``run_id``; refused while another process holds it.
+
+        A lease is taken over when its holder stopped renewing it ``ttl_s`` ago, or when
+        the holder ran on this host and its process no longer exists (a killed run can be
+        resumed at once).
+
+        Raises:
+            RunBusy: A live process holds the run.
+        """
+        owner = uuid.uuid4().hex
+        host, pid = socket.gethostname(), os.getpid()
+        fresh = {"owner": owner, "host": host, "pid": pid, "heartbeat_at": _now()}
+        with self.guard(f"lease run {run_id}"):
+            try:
+                with self.session() as session, session.begin():
+                    session.add(RunLeaseRow(run_id=run_id, **fresh))
+                return RunLease(self, run_id, owner)
+            except IntegrityError:
+                pass  # someone holds it, or held it: see whether they still do
+            with self.session() as session, session.begin():
+                held = session.get(RunLeaseRow, run_id)
+                if held is not None:
+                    stale = _aware(held.heartbeat_at) < _now() - timedelta(seconds=ttl_s)
+                    dead = held.host == host and not _process_exists(held.pid)
+                    if not (stale or dead):
+                        raise RunBusy(
+                            f"run {run_id} is being executed by process {held.pid} on "
+                            f"{held.host}; wait for it to finish (or stop it) before resuming"
+                        )
+                    taken = session.execute(
+                        update(RunLeaseRow)
+                        .where(RunLeaseRow.run_id == run_id, RunLeaseRow.owner == held.owner)
+                        .values(**fresh)
+                    )
+                    if taken.rowcount != 1:  # type: ignore[attr-defined]
+                        raise RunBusy(f"run {run_id} was resumed by another process just now")
+                else:
+                    session.add(RunLeaseRow(run_id=run_id, **fresh))
+        return RunLease(self, run_id, owner)
+
+    def start_segment(self, run_id: str) -> int:
+        """Record that execution of ``run_id`` (re)starts now; returns the segment's number."""
+        with self.guard(f"start run {run_id}"), self.session() as session, session.begin():
+            position = session.scalar(
+                select(func.count())
+                .select_from(RunSegmentRow)
+                .where(RunSegmentRow.run_id == run_id)
+            )
+            session.add(RunSegmentRow(run_id=run_id, position=position or 0, started_at=_now()))
+            session.execute(update(RunRow).where(RunRow.id == run_id).values(status="running"))
+            return int(position or 0)
+
+    def end_segment(
+        self, run_id: str, segment: int, status: RunStatus, *, elapsed_seconds: float
+    ) -> None:
+        """Close a segment and move the run to ``status`` (``finished_at`` set if completed)."""
+        values: dict[str, Any] = {
+            "status": status,
+            "elapsed_seconds": RunRow.elapsed_seconds + elapsed_seconds,
+        }
+        if status == "completed":
+            values["finished_at"] = _now()
+        action = f"record the end of run {run_id}"
+        with self.guard(action), self.session() as session, session.begin():
+            session.execute(
+                update(RunSegmentRow)
+                .where(RunSegmentRow.run_id == run_id, RunSegmentRow.position == segment)
+                .values(ended_at=_now(), elapsed_seconds=elapsed_seconds)
+            )
+            session.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
+
     def add_results(self, run_id: str, results: Sequence[PairResult]) -> None:
         """Append results of a run in one transaction."""
         if not results:
@@ -174,25 +310,16 @@ class Store:
         now = _now()
         rows = [{"run_id": run_id, "completed_at": now, **r.model_dump()} for r in results]
         # A Core executemany on the table, bypassing the ORM: results are the hot path.
-        with self.engine.begin() as connection:
+        with self.guard(f"store results of run {run_id}"), self.engine.begin() as connection:
             connection.execute(insert(_RESULTS), rows)
 
-    def set_status(
-        self, run_id: str, status: RunStatus, *, add_elapsed: float = 0.0, finished: bool = False
-    ) -> None:
-        """Move a run to ``status``, adding ``add_elapsed`` seconds to its running time."""
-        values: dict[str, Any] = {
-            "status": status,
-            "elapsed_seconds": RunRow.elapsed_seconds + add_elapsed,
-        }
-        if finished:
-            values["finished_at"] = _now()
-        with self._session() as session, session.begin():
-            session.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
-
     def get_run(self, run_id: str) -> RunInfo:
-        """The header of one run; a unique prefix of its id is enough."""
-        with self._session() as session:
+        """The header of one run; a unique prefix of its id is enough.
+
+        Raises:
+            StoreError: No run, or more than one, matches ``run_id``.
+        """
+        with self.guard("read a run"), self.session() as session:
             row = session.get(RunRow, run_id)
             if row is None:
                 matches = session.scalars(
@@ -206,7 +333,7 @@ class Store:
 
     def list_runs(self, *, limit: int = 50) -> list[RunInfo]:
         """The most recent runs, newest first."""
-        with self._session() as session:
+        with self.guard("list runs"), self.session() as session:
             rows = session.scalars(
                 select(RunRow).order_by(RunRow.created_at.desc()).limit(limit)
             ).all()
@@ -214,7 +341,7 @@ class Store:
 
     def results(self, run_id: str) -> list[PairResult]:
         """Every stored result of a run, ordered by example and repetition."""
-        with self._session() as session:
+        with self.guard(f"read the results of run {run_id}"), self.session() as session:
             rows = session.scalars(
                 select(ResultRow)
                 .where(ResultRow.run_id == run_id)
@@ -224,15 +351,11 @@ class Store:
 
     def completed_pairs(self, run_id: str) -> set[tuple[str, int]]:
         """The (example_id, repetition) pairs of a run that already have a result."""
-        with self._session() as session:
+        with self.guard(f"read the results of run {run_id}"), self.session() as session:
             rows = session.execute(
                 select(ResultRow.example_id, ResultRow.repetition).where(ResultRow.run_id == run_id)
             ).all()
             return {(example_id, repetition) for example_id, repetition in rows}
-
-    def describe(self) -> str:
-        """The store's URL with any password hidden."""
-        return make_url(self.url).render_as_string(hide_password=True)
 
     def _info(self, session: Session, row: RunRow) -> RunInfo:
         n_done = session.scalar(
@@ -241,19 +364,66 @@ class Store:
         dataset_name = session.scalar(
             select(DatasetRow.name).where(DatasetRow.content_hash == row.dataset_hash)
         )
+        status = row.status
+        if status == "running" and not self._held(session, row.id):
+            status = "interrupted"  # killed without a chance to say so
         return RunInfo(
             id=row.id,
             dataset_hash=row.dataset_hash,
             dataset_name=dataset_name or "?",
             system=row.system,
             config=row.config,
-            status=row.status,
+            status=status,
             n_pairs=row.n_pairs,
             n_done=n_done or 0,
             created_at=row.created_at,
             finished_at=row.finished_at,
-            elapsed_seconds=row.elapsed_seconds,
+            segments=self._segments(session, row),
         )
+
+    def _held(self, session: Session, run_id: str) -> bool:
+        held = session.get(RunLeaseRow, run_id)
+        if held is None:
+            return False
+        if held.host == socket.gethostname() and not _process_exists(held.pid):
+            return False
+        return _aware(held.heartbeat_at) >= _now() - timedelta(seconds=LEASE_TTL_S)
+
+    def _segments(self, session: Session, row: RunRow) -> list[RunSegment]:
+        stored = session.scalars(
+            select(RunSegmentRow)
+            .where(RunSegmentRow.run_id == row.id)
+            .order_by(RunSegmentRow.position)
+        ).all()
+        if not stored:  # a run made before segments were recorded: one, as it was summed
+            return [
+                RunSegment(
+                    started_at=row.created_at,
+                    ended_at=row.finished_at,
+                    elapsed_seconds=row.elapsed_seconds or 0.0,
+                )
+            ]
+        segments = []
+        for i, segment in enumerate(stored):
+            elapsed = segment.elapsed_seconds
+            if elapsed is None:  # killed: it lasted at least until its last result
+                until = stored[i + 1].started_at if i + 1 < len(stored) else None
+                query = select(func.max(ResultRow.completed_at)).where(
+                    ResultRow.run_id == row.id, ResultRow.completed_at >= segment.started_at
+                )
+                if until is not None:
+                    query = query.where(ResultRow.completed_at < until)
+                last = session.scalar(query)
+                started = _aware(segment.started_at)
+                elapsed = (_aware(last) - started).total_seconds() if last is not None else 0.0
+            segments.append(
+                RunSegment(
+                    started_at=segment.started_at,
+                    ended_at=segment.ended_at,
+                    elapsed_seconds=max(0.0, elapsed),
+                )
+            )
+        return segments
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

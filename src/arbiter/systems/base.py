@@ -14,9 +14,9 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from arbiter.contract import Prediction
-from arbiter.errors import InvalidSystemResponse, MissingField
+from arbiter.errors import InputError, InvalidSystemResponse, MissingField
 
-__all__ = ["ResponseMapping", "SystemUnderTest", "lookup_path"]
+__all__ = ["ResponseMapping", "SystemUnderTest", "check_headers", "lookup_path"]
 
 
 @runtime_checkable
@@ -29,6 +29,33 @@ class SystemUnderTest(Protocol):
 
 
 _MISSING = object()
+
+
+def check_headers(headers: Mapping[str, str], *, url_has_credentials: bool, owner: str) -> None:
+    """Refuse headers that would make every call fail, before any call is made.
+
+    Args:
+        headers: The extra request headers.
+        url_has_credentials: The URL carries ``user:password@``.
+        owner: The system's kind, for messages.
+
+    Raises:
+        InputError: A name or value holds CR or LF (header injection), a name is empty,
+            or credentials are given twice (in the URL and as an Authorization header).
+    """
+    for name, value in headers.items():
+        if not name.strip() or any(c in name for c in "\r\n:"):
+            raise InputError(f"{owner}: header name {name!r} is not a valid header name")
+        if "\r" in value or "\n" in value or "\x00" in value:
+            raise InputError(
+                f"{owner}: the value of header {name!r} holds a line break; a header value "
+                "is one line"
+            )
+    if url_has_credentials and any(name.lower() == "authorization" for name in headers):
+        raise InputError(
+            f"{owner}: credentials are given twice, in the URL (user:password@) and in an "
+            "Authorization header; give them once"
+        )
 
 
 def lookup_path(document: Any, path: str) -> Any:

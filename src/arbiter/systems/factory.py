@@ -63,7 +63,9 @@ def _check_headers(
     description: Mapping[str, Any], headers: Mapping[str, str] | None
 ) -> dict[str, str]:
     given = dict(headers or {})
-    missing = sorted(set(description.get("headers") or []) - set(given))
+    # Header names are case-insensitive (RFC 9110): "authorization" answers "Authorization".
+    known = {name.lower() for name in given}
+    missing = sorted(n for n in description.get("headers") or [] if n.lower() not in known)
     if missing:
         raise InputError(
             f"the run used header(s) {', '.join(missing)}; pass them again with --header"

@@ -3,7 +3,10 @@
 The input (or a body template rendered from it) is sent as JSON; the JSON answer is
 mapped into a ``Prediction`` by a ``ResponseMapping``. The client is aiohttp: about a
 third of httpx's CPU cost per request, which bounds throughput at high concurrency.
-Every aiohttp error is converted here into a ``SystemUnderTestError`` subclass.
+Failures go through the one outbound HTTP layer (:mod:`arbiter.http`): its table turns
+every aiohttp error and error status into a ``SystemUnderTestError`` subclass, answers
+are read within ``ARBITER_MAX_RESPONSE_BYTES``, and secrets in the URL (a password,
+``?api_key=``) never reach a message, a report or the store.
 Synapse-L4's ``/ingest`` is
 ``HttpSystem(url, mapping=ResponseMapping(label="status", confidence="anomaly_score"))``.
 """
@@ -17,28 +20,23 @@ from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
-from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 from multidict import CIMultiDict
 from yarl import URL
 
 from arbiter.contract import Prediction
-from arbiter.errors import (
-    InputError,
-    InvalidSystemResponse,
-    MissingField,
-    SystemHTTPError,
-    SystemTimeout,
-    SystemUnreachable,
-)
-from arbiter.retry_after import parse_retry_after
-from arbiter.systems.base import ResponseMapping, lookup_path
+from arbiter.errors import InputError, InvalidSystemResponse, MissingField
+from arbiter.http.bodies import read_aiohttp_body
+from arbiter.http.client import DEFAULT_MAX_RESPONSE_BYTES
+from arbiter.http.errors import map_exceptions, not_json, service_message, status_error
+from arbiter.http.redact import redact_url
+from arbiter.http.retry_after import parse_retry_after
+from arbiter.params import check_number
+from arbiter.systems.base import ResponseMapping, check_headers, lookup_path
 
-__all__ = ["HttpSystem", "parse_retry_after", "render_template"]
+__all__ = ["HttpSystem", "render_template"]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(input(?:\.[^{}\s]*)?)\s*\}\}")
 _QUERY_METHODS = frozenset({"GET", "DELETE"})
-_MESSAGE_KEYS = ("detail", "message", "error")
-_SNIPPET = 200
 
 
 def render_template(template: Any, input: dict[str, Any]) -> Any:
@@ -111,9 +109,11 @@ class HttpSystem:
         headers: Extra request headers (e.g. an Authorization header).
         timeout: Seconds allowed for the whole call: connecting, sending the
             request and reading the answer.
+        max_response_bytes: Larger answers are invalid responses (never read whole).
 
     Raises:
-        InputError: The URL or timeout is invalid.
+        InputError: The URL, a header or the timeout is invalid, or credentials are
+            given both in the URL and in an Authorization header.
     """
 
     def __init__(
@@ -125,18 +125,21 @@ class HttpSystem:
         mapping: ResponseMapping | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         try:
             target = URL(url)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"invalid system URL {url!r}: {exc}") from None
+            raise InputError(f"invalid system URL {redact_url(str(url))!r}: {exc}") from None
         if target.scheme not in {"http", "https"} or not target.host:
-            raise InputError(f"the system URL must be http(s)://host/...; got {url!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise InputError(
-                f"The 'timeout' parameter of HttpSystem must be a positive number. "
-                f"Got {timeout!r} instead."
-            )
+            raise InputError(f"the system URL must be http(s)://host/...; got {redact_url(url)!r}")
+        check_number(timeout, "timeout", "HttpSystem", minimum=0, open_min=True)
+        check_number(
+            max_response_bytes, "max_response_bytes", "HttpSystem", minimum=1, integer=True
+        )
+        check_headers(
+            dict(headers or {}), url_has_credentials=target.user is not None, owner="http system"
+        )
         self.url = url
         self.method = method.upper()
         self.body_template = body_template
@@ -148,7 +151,8 @@ class HttpSystem:
         self._target = target
         self._proxy = _proxy_from_environment(target)
         self._session: aiohttp.ClientSession | None = None
-        self._shown_url = str(target.with_password("***")) if target.password else url
+        self._shown_url = redact_url(url)
+        self.max_response_bytes = max_response_bytes
 
     async def __aenter__(self) -> HttpSystem:
         """Open the shared session used by every call until exit."""
@@ -179,40 +183,39 @@ class HttpSystem:
         shared = self._session
         session = shared if shared is not None else self._new_session()
         try:
-            async with session.request(self.method, self._target, **options) as response:
-                body = await response.read()
-        except TimeoutError:  # aiohttp's ServerTimeoutError is one too
-            raise SystemTimeout(f"{where} gave no answer within {self.timeout:g}s") from None
-        except aiohttp.ClientPayloadError as exc:
-            if isinstance(exc.__cause__, ContentEncodingError):
-                raise InvalidSystemResponse(
-                    f"{where} sent an undecodable body: {_reason(exc)}"
-                ) from None
-            raise SystemUnreachable(f"{where} broke off its answer: {_reason(exc)}") from None
-        except aiohttp.ClientError as exc:
-            raise SystemUnreachable(f"{where} is unreachable: {_reason(exc)}") from None
+            with map_exceptions("system", where, timeout=self.timeout):
+                async with session.request(self.method, self._target, **options) as response:
+                    body = await read_aiohttp_body(response, self.max_response_bytes, where=where)
         finally:
             if session is not shared:
                 await session.close()
         status = response.status
         if status >= 400:
             text = _decode(body, response.charset)
-            raise SystemHTTPError(
+            raise status_error(
+                "system",
+                where,
                 status,
-                f"{where} answered HTTP {status}: {_service_message(text, response.reason)}",
+                service_message(text, response.reason or ""),
                 retry_after=parse_retry_after(response.headers.get("Retry-After")),
             )
         try:
             document = json.loads(body)
         except ValueError:
-            raise InvalidSystemResponse(
-                f"{where} answered HTTP {status} with a body that is not JSON: "
-                f"{_snippet(_decode(body, response.charset))!r}"
-            ) from None
+            raise not_json("system", where, status, _decode(body, response.charset)) from None
         try:
             return self.mapping.to_prediction(document)
         except (MissingField, InvalidSystemResponse) as exc:
             raise type(exc)(f"{where}: {exc}") from None
+
+    def validate_input(self, input: dict[str, Any]) -> None:
+        """Check that ``input`` can be sent at all (its body renders), without sending it.
+
+        Raises:
+            InputError: The body template names a field the input lacks, or a GET/DELETE
+                input is not a JSON object.
+        """
+        self._request_options(input)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able description for reports; header values and URL passwords left out.
@@ -280,47 +283,8 @@ def _proxy_from_environment(target: URL) -> str | None:
     return urllib.request.getproxies().get(target.scheme)
 
 
-def _service_message(text: str, reason: str | None) -> str:
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return _snippet(text) or reason or ""
-    if isinstance(document, dict):
-        for key in _MESSAGE_KEYS:
-            found = _message_in(document.get(key))
-            if found:
-                return found[:_SNIPPET]
-    return _snippet(text)
-
-
-def _message_in(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return _message_in(value.get("message") or value.get("msg"))
-    if isinstance(value, list) and value:  # FastAPI validation errors: [{"msg": ...}, ...]
-        return _message_in(value[0])
-    return None
-
-
 def _decode(body: bytes, charset: str | None) -> str:
     try:
         return body.decode(charset or "utf-8", errors="replace")
     except LookupError:  # a charset Python does not know
         return body.decode("utf-8", errors="replace")
-
-
-def _snippet(text: str) -> str:
-    return " ".join(text.split())[:_SNIPPET]
-
-
-def _reason(exc: Exception) -> str:
-    """aiohttp's own wording, on one line, without the status and URL it sometimes adds."""
-    cause = exc.__cause__
-    if isinstance(cause, HttpProcessingError):
-        text = cause.message
-    elif isinstance(exc, aiohttp.ClientResponseError):
-        text = exc.message
-    else:
-        text = str(exc)
-    return _snippet(text) or type(exc).__name__

@@ -43,7 +43,10 @@ from arbiter.errors import (
     SystemUnreachable,
     ToolError,
 )
-from arbiter.systems.base import ResponseMapping
+from arbiter.http.errors import service_message
+from arbiter.http.redact import redact_url
+from arbiter.params import check_number
+from arbiter.systems.base import ResponseMapping, check_headers
 
 __all__ = ["McpToolSystem"]
 
@@ -67,7 +70,7 @@ class _WireTrouble:
 
     def note_status(self, response: httpx2.Response, body: bytes) -> None:
         if self.status is None:
-            self.status, self.detail = response.status_code, _body_message(body)
+            self.status, self.detail = response.status_code, service_message(body)
             with suppress(ValueError):  # Retry-After as delta-seconds only
                 self.retry_after = max(0.0, float(response.headers.get("Retry-After", "")))
 
@@ -111,23 +114,24 @@ class McpToolSystem:
         try:
             parsed = httpx2.URL(url)
         except httpx2.InvalidURL as exc:
-            raise InputError(f"invalid MCP server URL {url!r}: {exc}") from None
+            raise InputError(f"invalid MCP server URL {redact_url(url)!r}: {exc}") from None
         if parsed.scheme not in {"http", "https"} or not parsed.host:
-            raise InputError(f"the MCP server URL must be http(s)://host/...; got {url!r}")
+            raise InputError(
+                f"the MCP server URL must be http(s)://host/...; got {redact_url(url)!r}"
+            )
         if not tool.strip():
             raise InputError("The 'tool' parameter of McpToolSystem must not be empty.")
-        if isinstance(timeout, bool) or not timeout > 0:
-            raise InputError(
-                "The 'timeout' parameter of McpToolSystem must be a positive number. "
-                f"Got {timeout!r} instead."
-            )
+        check_number(timeout, "timeout", "McpToolSystem", minimum=0, open_min=True)
+        check_headers(
+            dict(headers or {}), url_has_credentials=bool(parsed.username), owner="mcp system"
+        )
         self.url = url
         self.tool = tool
         self.fixed_arguments = dict(fixed_arguments or {})
         self.mapping = mapping or ResponseMapping(label="risk_level", confidence="confidence")
         self.headers = dict(headers or {})
         self.timeout = float(timeout)
-        self._shown_url = str(parsed.copy_with(password="***")) if parsed.password else url
+        self._shown_url = redact_url(url)
         self._where = f"MCP tool {tool!r} at {self._shown_url}"
         self._stack: AsyncExitStack | None = None
         self._client: Client | None = None
@@ -359,20 +363,6 @@ def _innermost(exc: BaseException) -> BaseException:
 
 def _texts(result: CallToolResult) -> list[str]:
     return [block.text for block in result.content if isinstance(block, TextContent)]
-
-
-def _body_message(body: bytes) -> str:
-    """The message of an HTTP error body: a JSON error's message, else the text."""
-    text = body.decode("utf-8", "replace")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        document = None
-    if isinstance(document, dict):
-        found = document.get("error", document.get("detail"))
-        found = found.get("message") if isinstance(found, dict) else found
-        text = found if isinstance(found, str) and found.strip() else text
-    return " ".join(text.split())[:_SNIPPET]
 
 
 def _reason(error: BaseException) -> str:

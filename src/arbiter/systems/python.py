@@ -8,11 +8,14 @@ return a ``Prediction``, a dict in the shape of one, or a bare label string.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
+import importlib.util
 import inspect
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,22 +28,63 @@ __all__ = ["PythonSystem", "resolve_target"]
 PredictFn = Callable[[dict[str, Any]], Any]
 
 
+def _is_path(module_name: str) -> bool:
+    return module_name.endswith(".py") or "/" in module_name or os.sep in module_name
+
+
+def _import(target: str, module_name: str) -> Any:
+    """The module a target names: by dotted name, or from a ``.py`` file path."""
+    if not _is_path(module_name):
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            # Like `python -m` and uvicorn: modules in the working directory are importable.
+            sys.path.insert(0, os.getcwd())
+        return importlib.import_module(module_name)
+    path = Path(module_name).expanduser().resolve()
+    if not path.is_file():
+        raise InputError(f"python target {target!r}: no such file {module_name}")
+    # Its folder comes first on the path, so the file can import its neighbours.
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    name = f"arbiter_target_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"python target {target!r}: {module_name} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 def resolve_target(target: str) -> PredictFn:
-    """Import ``"package.module:attribute"`` and return the predicting callable.
+    """Import ``"package.module:attribute"`` (or ``"path/to/file.py:attribute"``) and
+    return the predicting callable.
 
     Raises:
-        InputError: The target is malformed, cannot be imported, or is not callable.
+        InputError: The target is malformed, cannot be imported (it is missing, or
+            importing it raised), or is not callable.
     """
-    module_name, sep, attribute = target.partition(":")
+    module_name, sep, attribute = target.rpartition(":")
     if not sep or not module_name or not attribute:
-        raise InputError(f"python target {target!r} must look like 'package.module:function'")
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        # Like `python -m` and uvicorn: modules in the working directory are importable.
-        sys.path.insert(0, os.getcwd())
+        raise InputError(
+            f"python target {target!r} must look like 'package.module:function' "
+            "or 'path/to/file.py:function'"
+        )
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"python target {target!r}: cannot import {module_name!r}: {exc}") from exc
+        module = _import(target, module_name)
+    except InputError:
+        raise
+    except Exception as exc:  # a module that fails on import is the user's input
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        raise InputError(
+            f"python target {target!r}: cannot import {module_name!r}: {reason}"
+        ) from None
     obj: Any = module
     for part in attribute.split("."):
         try:
@@ -90,6 +134,10 @@ class PythonSystem:
     """
 
     def __init__(self, target: str | PredictFn, *, threaded: bool = True) -> None:
+        if isinstance(target, str):
+            module_name, _, attribute = target.rpartition(":")
+            if module_name and _is_path(module_name):  # stored absolute: resumable anywhere
+                target = f"{Path(module_name).expanduser().resolve()}:{attribute}"
         self.target = target if isinstance(target, str) else _qualified_name(target)
         self._fn: PredictFn = resolve_target(target) if isinstance(target, str) else target
         self._is_async = inspect.iscoroutinefunction(self._fn) or inspect.iscoroutinefunction(

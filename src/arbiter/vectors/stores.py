@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arbiter.errors import InputError, StoreError, StoreUnavailable
+from arbiter.params import check_number
 from arbiter.vectors.base import Match, VectorItem
 from arbiter.vectors.upstash import UpstashVectorStore
 
@@ -123,7 +124,7 @@ class EmbeddedVectorStore:
                 namespace's, a zero or non-finite vector.
             StoreError: A segment on disk cannot be read.
         """
-        _check_top_k(top_k)
+        check_number(top_k, "top_k", "query", minimum=1, integer=True)
         return await asyncio.to_thread(self._query, namespace, vector, top_k)
 
     def _upsert(self, namespace: str, items: list[VectorItem]) -> None:
@@ -261,13 +262,6 @@ def _where(namespace: str) -> str:
             "starting with a letter or digit"
         )
     return f"namespace {namespace!r}"
-
-
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(
-            f"The 'top_k' parameter of query must be a positive int. Got {top_k!r} instead."
-        )
 
 
 def _check_dimension(space: _Namespace, dimension: int, namespace: str) -> None:

@@ -1,31 +1,26 @@
 """Upstash Vector over its REST API, behind the ``VectorStore`` Protocol.
 
-Failures map into our tree at this seam: a dimension the index refuses becomes an
-``InputError`` carrying Upstash's own message; 401/403, 429, 5xx, timeouts and
-unreadable answers become the ``ProviderError`` subclasses, as for an LLM provider.
+Calls go through the one outbound HTTP layer (:class:`arbiter.http.client.HttpClient`),
+so 401/403, 429, 5xx, timeouts and unreadable answers become the ``ProviderError``
+subclasses, as for an LLM provider; a dimension the index refuses becomes an
+``InputError`` carrying Upstash's own message.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
+import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
-
-from arbiter.errors import (
-    ArbiterError,
-    InputError,
-    InvalidResponse,
-    ProviderAuthError,
-    ProviderTimeout,
-    ProviderUnavailable,
-    RateLimited,
-)
-from arbiter.retry_after import parse_retry_after
+from arbiter.errors import ArbiterError, InputError, InvalidResponse
+from arbiter.params import check_number
 from arbiter.vectors.base import Match, VectorItem
+
+if TYPE_CHECKING:
+    import httpx
+
+    from arbiter.http.client import HttpClient
 
 __all__ = ["UpstashVectorStore"]
 
@@ -45,6 +40,7 @@ class UpstashVectorStore:
         url: The index's REST URL (``UPSTASH_VECTOR_REST_URL``).
         token: Its REST token (``UPSTASH_VECTOR_REST_TOKEN``); never shown in messages.
         timeout: Seconds one call may take.
+        http: The client calls go through; None: a private client without retries.
         transport: An httpx transport to use instead of the network (tests).
     """
 
@@ -56,12 +52,21 @@ class UpstashVectorStore:
         token: str,
         *,
         timeout: float = 10.0,
+        http: HttpClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._token = token
-        self._transport = transport
+        if http is None:
+            from arbiter.http.client import HttpClient
+
+            http = HttpClient(side="provider", transport=transport)
+        self._http = http
+
+    async def aclose(self) -> None:
+        """Close the store's connection pool."""
+        await self._http.aclose()
 
     async def upsert(self, namespace: str, items: Sequence[VectorItem]) -> None:
         """Insert or replace items by id.
@@ -85,7 +90,7 @@ class UpstashVectorStore:
                 the vector is not finite.
             ProviderError: Its subclasses for auth, rate limits, 5xx, timeouts, bad answers.
         """
-        _check_top_k(top_k)
+        check_number(top_k, "top_k", "query", minimum=1, integer=True)
         try:
             values = [float(x) for x in vector]  # numpy scalars too
         except (TypeError, ValueError):
@@ -113,55 +118,40 @@ class UpstashVectorStore:
         """POST to Upstash and return the answer's ``result``, mapping every failure."""
         url = f"{self.url}/{verb}" + (f"/{quote(namespace, safe='')}" if namespace else "")
         where = f"upstash {verb} {namespace!r}"
-        try:
-            content = json.dumps(body, allow_nan=False, ensure_ascii=False).encode("utf-8")
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"{where}: vectors must be finite and metadata JSON: {exc}") from None
-        headers = {"Authorization": f"Bearer {self._token}", "Content-Type": "application/json"}
-        try:
-            async with (
-                asyncio.timeout(self.timeout),
-                httpx.AsyncClient(timeout=self.timeout, transport=self._transport) as client,
-            ):
-                response = await client.post(url, content=content, headers=headers)
-        except (TimeoutError, httpx.TimeoutException):
-            raise ProviderTimeout(f"{where}: no answer within {self.timeout:g}s") from None
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise ProviderUnavailable(f"{where}: unreachable: {self._redact(exc)}") from None
-        try:
-            document = response.json()
-        except ValueError:
-            document = None
-        error = document.get("error") if isinstance(document, dict) else None
-        if response.status_code >= 400:
-            raise self._status_error(where, response, error)
+        if not _finite(body):
+            raise InputError(f"{where}: vectors must be finite and metadata JSON")
+        answer = await self._http.post_json(
+            url,
+            body,
+            where=where,
+            headers={"Authorization": f"Bearer {self._token}"},
+            timeout=self.timeout,
+            secrets=(self._token,),
+            refine=_dimension_refused,
+        )
+        document = answer.document
         if not isinstance(document, dict) or "result" not in document:
-            raise InvalidResponse(f"{where}: HTTP {response.status_code} without a 'result'")
+            raise InvalidResponse(f"{where}: HTTP {answer.status} without a 'result'")
         return document["result"]
 
-    def _status_error(self, where: str, response: httpx.Response, error: Any) -> ArbiterError:
-        status = response.status_code
-        message = self._redact(error if isinstance(error, str) else response.text)
-        line = f"{where}: HTTP {status}: {message or response.reason_phrase}"
-        if status in (401, 403):
-            return ProviderAuthError(line)
-        if status == 429:
-            return RateLimited(
-                line, retry_after=parse_retry_after(response.headers.get("retry-after"))
-            )
-        if status >= 500:
-            return ProviderUnavailable(line)
-        if status == 400 and "dimension" in message.lower():
-            return InputError(f"{where}: {message}")
-        return InvalidResponse(line)
 
-    def _redact(self, text: Any) -> str:
-        line = " ".join(str(text).split())[:200]
-        return line.replace(self._token, "[redacted]") if self._token else line
+def _dimension_refused(error: ArbiterError, status: int, document: Any) -> ArbiterError:
+    """Upstash refuses a vector of the wrong dimension with a 400 naming the dimension."""
+    message = document.get("error") if isinstance(document, dict) else None
+    if status == 400 and isinstance(message, str) and "dimension" in message.lower():
+        return InputError(str(error))
+    return error
 
 
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(
-            f"The 'top_k' parameter of query must be a positive int. Got {top_k!r} instead."
-        )
+def _finite(value: Any) -> bool:
+    """Whether a JSON-like value holds only finite numbers (json.dumps would refuse NaN)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return True

@@ -1,50 +1,60 @@
-"""What the jury commands share: the roster, the cases, judging and recording.
+"""The jury as library functions: choose the critics and cases, judge and store, replay.
 
-Kept apart from :mod:`arbiter.cli.jury` (the commands) and
-:mod:`arbiter.cli.jury_render` (the printing) so each stays small.
+Every judgment is stored (a row per critique, one per verdict) the moment it is made,
+and, with an audit folder, written as one artifact; an interrupted batch keeps what it
+finished. Nothing here prints or starts an event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
-import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from arbiter.cli.common import progress_bar
-from arbiter.config import Settings
-from arbiter.contract import Case, Verdict
+from arbiter.contract import Case, Judgment, JuryRunInfo, JuryRunKind, JuryRunStatus, Verdict
+from arbiter.datasets.jsonio import describe_validation_error, read_json_file
 from arbiter.errors import InputError
-from arbiter.jury.audit import write_artifact
+from arbiter.jury.audit import VerdictChange, replay_judgment, write_artifact
 from arbiter.jury.cases import bundled_cases_path, load_cases
 from arbiter.jury.critics import DEFAULT_ROSTER, CriticSpec
 from arbiter.jury.jury import Jury
+from arbiter.jury.offline import OFFLINE_PROVIDER
 from arbiter.jury.synthesis import severity
-from arbiter.providers.registry import PROVIDER_NAMES
+from arbiter.store import Store
 from arbiter.store.jury_repository import (
-    JuryRunKind,
-    JuryRunStatus,
     create_jury_run,
     finish_jury_run,
+    get_jury_run,
+    latest_jury_run,
+    load_judged_cases,
+    load_judgments,
     save_judgment,
 )
-from arbiter.store.repository import Store
 
 __all__ = [
-    "Recorder",
+    "JudgedRun",
     "build_roster",
     "group_key",
-    "judge_all",
-    "judge_and_store",
+    "judge_cases",
     "load_case_files",
     "load_roster",
+    "replay_run",
     "select_cases",
     "verdict_exit_code",
 ]
+
+OnJudged = Callable[[Case, Verdict], None]
+
+
+def _provider_names() -> tuple[str, ...]:
+    from arbiter.providers.registry import ProviderRegistry
+
+    return ProviderRegistry.default().names()
 
 
 def build_roster(
@@ -53,19 +63,21 @@ def build_roster(
     """The critics: the default three lenses, moved onto ``provider``/``model``, or a file.
 
     Raises:
-        InputError: An unknown provider, a bad roster file, or --roster mixed with
-            --provider/--model.
+        InputError: An unknown provider, a bad roster file, or a roster mixed with a
+            provider or model.
     """
     if roster is not None:
         if provider or model:
             raise InputError("--roster and --provider/--model are exclusive; give one")
         return load_roster(roster)
-    if provider is not None and provider not in PROVIDER_NAMES:
-        raise InputError(
-            f"The '--provider' option must be one of {', '.join(PROVIDER_NAMES)}. "
-            f"Got {provider!r} instead."
-        )
-    if provider not in (None, "mock") and not model:
+    if provider is not None:
+        names = _provider_names()
+        if provider not in names:
+            raise InputError(
+                f"The '--provider' option must be one of {', '.join(names)}. "
+                f"Got {provider!r} instead."
+            )
+    if provider not in (None, OFFLINE_PROVIDER) and not model:
         raise InputError(f"--provider {provider} needs --model: the model every critic runs on")
     update: dict[str, str] = {}
     if provider:
@@ -82,29 +94,24 @@ def load_roster(path: Path) -> list[CriticSpec]:
         InputError: The file is missing, not JSON, empty, or a spec is invalid; the
             message names the file, the item and the field.
     """
-    if not path.is_file():
-        raise InputError(f"{path}: no such roster file")
-    try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a JSON roster: {exc}") from None
+    items = read_json_file(path, what="roster")
     if not isinstance(items, list) or not items:
         raise InputError(f"{path}: a roster must be a non-empty JSON list of critic specs")
+    names = _provider_names()
     specs = []
     for i, item in enumerate(items):
         try:
             spec = CriticSpec.model_validate(item)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            field = ".".join(str(part) for part in first["loc"]) or "(root)"
-            raise InputError(f"{path}: [{i}].{field}: {first['msg']}") from None
-        if spec.provider not in PROVIDER_NAMES:
-            known = ", ".join(PROVIDER_NAMES)
+            reason = describe_validation_error(exc, CriticSpec)
+            raise InputError(f"{path}: [{i}]: {reason}") from None
+        if spec.provider not in names:
+            known = ", ".join(names)
             raise InputError(f"{path}: [{i}].provider: {spec.provider!r} is not one of {known}")
         specs.append(spec)
-    names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        twice = next(n for n in names if names.count(n) > 1)
+    given = [s.name for s in specs]
+    if len(set(given)) != len(given):
+        twice = next(n for n in given if given.count(n) > 1)
         raise InputError(f"{path}: critic name {twice!r} appears twice; names must be unique")
     return specs
 
@@ -165,59 +172,38 @@ def select_cases(
     return [Case(id="cli", task=task, context=context, output=output)]
 
 
-async def judge_all(
-    jury: Jury,
-    cases: Sequence[Case],
-    *,
-    concurrency: int,
-    on_done: Callable[[Case, Verdict], None] | None = None,
-) -> list[Verdict]:
-    """Judge every case, ``concurrency`` at a time; verdicts come back in case order."""
-    gate = asyncio.Semaphore(concurrency)
+@dataclass(frozen=True)
+class JudgedRun:
+    """A stored batch of judgments."""
 
-    async def one(case: Case) -> Verdict:
-        async with gate:
-            verdict = await jury.judge_async(case)
-        if on_done is not None:
-            on_done(case, verdict)
-        return verdict
-
-    return list(await asyncio.gather(*(one(case) for case in cases)))
-
-
-class Recorder:
-    """Stores each judgment as it completes and writes its audit artifact."""
-
-    def __init__(self, store: Store, run_id: str, audit_dir: Path | None) -> None:
-        self.store, self.run_id, self.audit_dir = store, run_id, audit_dir
-
-    def __call__(self, case: Case, verdict: Verdict) -> None:
-        """Store one judgment and, if auditing, write its artifact."""
-        save_judgment(self.store, self.run_id, case, verdict)
-        if self.audit_dir is not None:
-            write_artifact(self.audit_dir, self.run_id, case, verdict)
+    run_id: str
+    """The jury run's id."""
+    verdicts: list[Verdict]
+    """The verdicts, in case order."""
+    store: str
+    """Where they were stored (the store's URL, password hidden)."""
+    audit_dir: Path | None
+    """The folder holding one artifact per judgment, or None."""
 
     def where(self) -> str:
         """One line saying where the judgments went."""
-        trail = f"; audit: {self.audit_dir / self.run_id}" if self.audit_dir else ""
-        return f"stored as jury run {self.run_id} in {self.store.describe()}{trail}"
+        trail = f"; audit: {self.audit_dir}" if self.audit_dir else ""
+        return f"stored as jury run {self.run_id} in {self.store}{trail}"
 
 
-def judge_and_store(
+async def judge_cases(
     store: Store,
     kind: JuryRunKind,
     roster: Sequence[CriticSpec],
     cases: Sequence[Case],
     *,
     config: dict[str, Any],
-    audit: bool,
+    audit_root: Path | None,
     concurrency: int,
-    progress: str | None = None,
-) -> tuple[str, list[Verdict], Recorder]:
-    """Create a jury run, judge every case into it, and close it.
-
-    Each judgment is stored (and its artifact written) as soon as it is made, so an
-    interrupted run keeps what it finished.
+    on_judged: OnJudged | None = None,
+    jury: Jury | None = None,
+) -> JudgedRun:
+    """Create a jury run, judge every case into it as it completes, and close it.
 
     Args:
         store: The store.
@@ -225,35 +211,80 @@ def judge_and_store(
         roster: The critics.
         cases: The cases.
         config: Options to keep with the run.
-        audit: Write an artifact per judgment under ``Settings().home / "audit"``.
+        audit_root: Folder of audit artifacts (``ARBITER_HOME/audit`` at the command
+            line); the run's artifacts go in a folder named after its id. None: none.
         concurrency: Cases judged at once.
-        progress: Description of a progress bar on stderr, or None for none.
+        on_judged: Called with each case and verdict once stored.
+        jury: The jury to use (default: one on ``roster``, closed at the end).
 
     Returns:
-        The run id, the verdicts in case order, and the recorder (for ``where()``).
+        The run id, the verdicts in case order, and where they went.
     """
-    run_id = create_jury_run(store, kind=kind, roster=roster, n_cases=len(cases), config=config)
-    recorder = Recorder(store, run_id, Settings().home / "audit" if audit else None)
-    jury = Jury(roster)
+    run_id = create_jury_run(
+        store,
+        kind=kind,
+        roster=[spec.model_dump(mode="json") for spec in roster],
+        n_cases=len(cases),
+        config=config,
+    )
+    audit_dir = audit_root / run_id if audit_root is not None else None
+
+    def record(case: Case, verdict: Verdict) -> None:
+        save_judgment(store, run_id, case, verdict)
+        if audit_root is not None:
+            write_artifact(audit_root, run_id, case, verdict)
+        if on_judged is not None:
+            on_judged(case, verdict)
+
+    own = jury is None
+    jury = jury or Jury(roster)
     status: JuryRunStatus = "failed"
     try:
-        with progress_bar(progress or "", enabled=progress is not None) as update:
-            done = 0
-
-            def on_done(case: Case, verdict: Verdict) -> None:
-                nonlocal done
-                recorder(case, verdict)
-                done += 1
-                update(done, len(cases))
-
-            verdicts = asyncio.run(judge_all(jury, cases, concurrency=concurrency, on_done=on_done))
+        verdicts = await jury.judge_many(cases, concurrency=concurrency, on_done=record)
         status = "completed"
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
         raise
     finally:
+        if own:
+            await jury.aclose()
         finish_jury_run(store, run_id, status)
-    return run_id, verdicts, recorder
+    return JudgedRun(run_id=run_id, verdicts=verdicts, store=store.describe(), audit_dir=audit_dir)
+
+
+def replay_run(
+    store: Store, run_id: str | None = None
+) -> tuple[JuryRunInfo, list[Judgment], list[VerdictChange]]:
+    """Re-synthesize a stored jury run's critiques with the current code.
+
+    Args:
+        store: The store.
+        run_id: The run (a unique prefix is enough); None: the latest.
+
+    Returns:
+        The run's header, its judgments, and every verdict that came out differently.
+
+    Raises:
+        InputError: There is no jury run yet.
+        StoreError: No run matches ``run_id``.
+    """
+    if run_id is None:
+        info = latest_jury_run(store)
+        if info is None:
+            raise InputError(
+                f"no jury runs in {store.describe()}; judge something first: "
+                "arbiter judge --case clean_01"
+            )
+    else:
+        info = get_jury_run(store, run_id)
+    judgments = load_judgments(store, info.id)
+    by_id = {c.id: c for c in load_judged_cases(store, info.id)}
+    changes = [
+        change
+        for j in judgments
+        if (change := replay_judgment(by_id[j.case_id], j.outcomes, j.verdict)) is not None
+    ]
+    return info, judgments, changes
 
 
 def group_key(field: str) -> Callable[[Case], list[str]]:

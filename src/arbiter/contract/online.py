@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from arbiter.contract import SCHEMA_VERSION
+from arbiter.contract.common import SCHEMA_VERSION
 
 __all__ = [
     "ConsistencyResult",
@@ -37,6 +37,8 @@ class LayerReport(BaseModel):
     """Why it did not run, or the error, one line."""
     latency_ms: float = 0.0
     """Time the layer took (0 when it did not run)."""
+    cut_off: bool = False
+    """Abstained because the escalation budget ran out (not for a reason of its own)."""
 
 
 class HeuristicFinding(BaseModel):
@@ -164,3 +166,33 @@ class OnlineResult(BaseModel):
     """Wall time of the whole evaluation."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything the caller attached."""
+
+    @property
+    def flagged(self) -> bool:
+        """Whether the free layers (heuristics, grounding) flagged the item."""
+        return bool(
+            (self.heuristics is not None and self.heuristics.flagged)
+            or (self.grounding is not None and self.grounding.flagged)
+        )
+
+    def error_kinds(self) -> list[str]:
+        """What went wrong with the item, as short kinds (empty when nothing did).
+
+        An unreadable input line carries its kind in ``metadata["error_kind"]``
+        (``invalid_json``, ...). Otherwise each recorded failure is named by where it
+        happened, the prefix of its line: ``invalid_prediction`` for a prediction that
+        failed validation (a NaN confidence, a missing label), else the layer
+        (``judge``, ``disagreement``, ``grounding_stage_3``, ``pipeline``, ...).
+        """
+        kind = self.metadata.get("error_kind")
+        if isinstance(kind, str):
+            return [kind]
+        kinds: dict[str, None] = {}
+        for line in self.errors:
+            prefix, found, _ = line.partition(":")
+            where = "_".join(prefix.split()) if found and prefix.strip() else "error"
+            kinds["invalid_prediction" if where == "prediction" else where] = None
+        for name, report in self.layers.items():
+            if report.status == "error" and not any(k.startswith(name) for k in kinds):
+                kinds[name] = None
+        return list(kinds)

@@ -1,0 +1,38 @@
+"""What every stored shape shares: the schema version, a figure with its interval, usage."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+__all__ = ["SCHEMA_VERSION", "Interval", "Usage"]
+
+SCHEMA_VERSION = 1
+"""Version of the stored shapes of this package; bumped on any incompatible change."""
+
+
+class Interval(BaseModel):
+    """A point estimate with a 95% interval."""
+
+    estimate: float
+    """The point estimate."""
+    low: float
+    """Lower end of the 95% interval."""
+    high: float
+    """Upper end of the 95% interval."""
+    method: Literal["wilson", "bootstrap"]
+    """How the interval was computed."""
+    n: int
+    """Units the estimate is over: trials (Wilson) or resampled examples (bootstrap)."""
+
+
+class Usage(BaseModel):
+    """Tokens and cost of one provider call."""
+
+    input_tokens: int = 0
+    """Prompt tokens billed."""
+    output_tokens: int = 0
+    """Completion tokens billed."""
+    cost_usd: float | None = None
+    """Cost in US dollars, when the price of the model is known."""

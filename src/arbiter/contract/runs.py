@@ -1,0 +1,115 @@
+"""Offline runs as they are stored: how a run is executed, its header, its per-pair results."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["PairResult", "RunConfig", "RunInfo", "RunSegment", "RunStatus"]
+
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+"""Where a run is: ``completed`` only when every (example, repetition) pair has a result."""
+
+
+class RunConfig(BaseModel):
+    """How a run is executed; stored with the run so a resume repeats it exactly."""
+
+    k: int = Field(default=1, ge=1)
+    """Repetitions per example."""
+    concurrency: int = Field(default=16, ge=1)
+    """Calls in flight at once."""
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """Seconds one call may take."""
+    retries: int = Field(default=2, ge=0)
+    """Extra attempts for a retryable failure (connect, timeout, 429, 5xx)."""
+    retry_budget: float | None = Field(default=0.2, ge=0)
+    """Retries the run may spend per first attempt, beyond ten (so a service that is down
+    is not hammered k x retries times); None: no cap."""
+    label_map: dict[str, str] | None = None
+    """Mapping applied to both expected and predicted labels before comparison."""
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first ``limit`` examples of the dataset."""
+    seed: int = 0
+    """Seed of the bootstrap intervals and of the retry jitter."""
+
+
+class PairResult(BaseModel):
+    """The outcome of one (example, repetition) pair."""
+
+    example_id: str
+    """Id of the example."""
+    repetition: int
+    """0-based repetition index."""
+    label: str | None
+    """Predicted label; None when the call failed."""
+    confidence: float | None = None
+    """The system's confidence, if it gave one."""
+    prediction_id: str | None = None
+    """The system's own id for the answer."""
+    raw_output: dict[str, Any] | None = None
+    """The system's untouched answer."""
+    correct: bool
+    """Whether the (mapped, if a label map is set) label equals the expected one."""
+    error_type: str | None = None
+    """Class name of the error when the call failed."""
+    error_message: str | None = None
+    """One-line error message when the call failed."""
+    latency_ms: float
+    """Duration of the last attempt in milliseconds."""
+    attempts: int = 1
+    """Calls made, retries included."""
+
+
+class RunSegment(BaseModel):
+    """One stretch of a run's execution: the first start, or one resume."""
+
+    started_at: datetime
+    """When the segment started."""
+    ended_at: datetime | None = None
+    """When it ended; None when it was killed (or is still running)."""
+    elapsed_seconds: float
+    """Wall time of the segment: to its end, or, for a killed one, to its last result."""
+
+
+class RunInfo(BaseModel):
+    """A stored run's header, without its results."""
+
+    id: str
+    """Run id."""
+    dataset_hash: str
+    """Content hash of the dataset."""
+    dataset_name: str
+    """Dataset name."""
+    system: dict[str, Any]
+    """Description of the system under test (rebuildable)."""
+    config: dict[str, Any]
+    """Run options: k, concurrency, timeout, retries, label_map, limit, seed."""
+    status: RunStatus
+    """Where the run is."""
+    n_pairs: int
+    """(example, repetition) pairs the run must complete."""
+    n_done: int = 0
+    """Pairs completed so far."""
+    created_at: datetime
+    """When the run was created."""
+    finished_at: datetime | None = None
+    """When the run last finished, if it did."""
+    segments: list[RunSegment] = Field(default_factory=list)
+    """Each start and resume, in order, with its wall time."""
+
+    @property
+    def elapsed_seconds(self) -> float:
+        """Wall-clock seconds spent running, summed over every segment (killed ones too)."""
+        return sum(segment.elapsed_seconds for segment in self.segments)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every (example, repetition) pair has a result."""
+        return self.n_done >= self.n_pairs
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The stored options, as a ``RunConfig``."""
+        return RunConfig.model_validate(self.config)

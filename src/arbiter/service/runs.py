@@ -1,0 +1,441 @@
+"""Offline runs as library functions: start, resume, read back, compare and gate.
+
+The command line and a server call these; they print nothing, never start an event
+loop of their own, and report progress through the callbacks they are given. Every
+check that can fail on user input runs before anything is written or called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from arbiter.contract import (
+    Completeness,
+    Dataset,
+    Example,
+    PairResult,
+    Report,
+    RunConfig,
+    RunInfo,
+)
+from arbiter.errors import InputError, StoreError
+from arbiter.harness.diff import RunDiff, diff_runs
+from arbiter.harness.gate import GateResult, evaluate_gate
+from arbiter.harness.report import build_report, per_example_correct
+from arbiter.harness.runner import (
+    ProgressCallback,
+    describe_system_short,
+    resume_eval_async,
+    run_eval_async,
+)
+from arbiter.http.redact import REDACTED, redact_url
+from arbiter.store import Store
+from arbiter.systems.base import ResponseMapping, SystemUnderTest
+from arbiter.systems.factory import build_system
+from arbiter.telemetry import Telemetry
+
+__all__ = [
+    "RESUMABLE_OPTIONS",
+    "Comparison",
+    "GateFloors",
+    "StoredRun",
+    "check_inputs",
+    "check_resume_options",
+    "compare_runs",
+    "gate_run",
+    "incomplete_note",
+    "load_run",
+    "resume_run",
+    "start_run",
+    "system_description",
+]
+
+RESUMABLE_OPTIONS = ("k", "concurrency", "timeout", "retries", "label_map", "limit", "seed")
+"""Run options a resume repeats from the stored run; giving another value is refused."""
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run read back from the store, with its recomputed report."""
+
+    info: RunInfo
+    """The run's header."""
+    config: RunConfig
+    """Its options."""
+    examples: list[Example]
+    """The examples in scope, in dataset order."""
+    results: list[PairResult]
+    """Every stored pair result."""
+    report: Report
+    """The report recomputed from the results."""
+
+    @property
+    def correct(self) -> dict[str, list[bool]]:
+        """Per-example correctness per repetition."""
+        return per_example_correct(self.examples, self.results)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every (example, repetition) pair has a result."""
+        return len(self.results) >= self.info.n_pairs
+
+
+def system_description(
+    kind: str,
+    target: str | None,
+    *,
+    method: str = "POST",
+    body_template: Any = None,
+    label_path: str | None = None,
+    confidence_path: str | None = None,
+    id_path: str | None = None,
+    header_names: list[str] | None = None,
+    tool: str | None = None,
+    fixed_arguments: Mapping[str, Any] | None = None,
+    timeout: float = 30.0,
+) -> dict[str, Any]:
+    """The stored, rebuildable description of a system under test, from run options.
+
+    Args:
+        kind: ``python``, ``http`` or ``mcp``.
+        target: The callable (``package.module:function`` or ``path/to/file.py:function``)
+            or the URL.
+        method: http: request method.
+        body_template: http: parsed JSON template with ``{{input.field}}`` placeholders.
+        label_path: http/mcp: dotted path of the label in the answer.
+        confidence_path: http/mcp: dotted path of the confidence.
+        id_path: http/mcp: dotted path of the answer's id.
+        header_names: Names of the headers sent (their values are never stored).
+        tool: mcp: the tool to call.
+        fixed_arguments: mcp: arguments merged into every call.
+        timeout: Seconds per call.
+
+    Raises:
+        InputError: The target or tool is missing.
+    """
+    if not target:
+        what = "'package.module:function'" if kind == "python" else "the service URL"
+        raise InputError(f"--target is required for --system {kind}: give {what}")
+    if kind == "python":
+        return {"kind": "python", "target": target}
+    defaults = (
+        ResponseMapping()
+        if kind == "http"
+        else ResponseMapping(label="risk_level", confidence="confidence")
+    )
+    mapping = ResponseMapping(
+        label=label_path or defaults.label,
+        confidence=confidence_path or defaults.confidence,
+        id=id_path or defaults.id,
+    ).model_dump(mode="json")
+    if kind == "http":
+        return {
+            "kind": "http",
+            "url": target,
+            "method": method.upper(),
+            "body_template": body_template,
+            "mapping": mapping,
+            "headers": sorted(header_names or []),
+            "timeout": timeout,
+        }
+    if not tool:
+        raise InputError("--tool is required for --system mcp: the name of the tool to call")
+    return {
+        "kind": "mcp",
+        "url": target,
+        "tool": tool,
+        "fixed_arguments": dict(fixed_arguments or {}),
+        "mapping": mapping,
+        "headers": sorted(header_names or []),
+        "timeout": timeout,
+    }
+
+
+def check_inputs(system: SystemUnderTest, examples: list[Example], source: str) -> None:
+    """Ask the system whether it can be called with every example, before any call.
+
+    A system that can tell (the ``http`` system renders its body template) refuses an
+    input it could never send; that is invalid input, not a failed call.
+
+    Raises:
+        InputError: ``source: example 'id': why``.
+    """
+    validate = getattr(system, "validate_input", None)
+    if not callable(validate):
+        return
+    for example in examples:
+        try:
+            validate(example.input)
+        except InputError as exc:
+            raise InputError(f"{source}: example {example.id!r}: {exc}") from None
+
+
+async def start_run(
+    system: SystemUnderTest,
+    dataset: Dataset,
+    *,
+    config: RunConfig,
+    store: Store | None,
+    source: str | None = None,
+    progress: ProgressCallback | None = None,
+    on_start: Callable[[str], None] | None = None,
+    telemetry: Telemetry | None = None,
+) -> Report:
+    """Check every input against the system, then run the dataset through it.
+
+    Args:
+        system: The system under test (built from a description, or any object).
+        dataset: The labelled examples.
+        config: The run's options.
+        store: Where results go as they complete; None keeps them in memory.
+        source: Where the dataset came from, for messages.
+        progress: Called with ``(done, total)``.
+        on_start: Called with the run id once it is stored.
+        telemetry: Where the run's span and figures go.
+
+    Raises:
+        InputError: An example cannot be sent to the system (nothing is written).
+    """
+    examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
+    check_inputs(system, examples, source or dataset.name)
+    return await run_eval_async(
+        system,
+        dataset,
+        k=config.k,
+        concurrency=config.concurrency,
+        timeout=config.timeout,
+        retries=config.retries,
+        label_map=config.label_map,
+        limit=config.limit,
+        seed=config.seed,
+        store=store,
+        progress=progress,
+        on_start=on_start,
+        telemetry=telemetry,
+    )
+
+
+def check_resume_options(info: RunInfo, given: Mapping[str, Any]) -> None:
+    """Refuse run options that contradict the ones the run was started with.
+
+    A resume repeats the stored options exactly (anything else would mix two runs in
+    one); an option given again with its stored value is fine.
+
+    Args:
+        info: The stored run.
+        given: The options given with the resume, by name (``k``, ``dataset_hash``,
+            ``system``, ...); only those the user actually gave.
+
+    Raises:
+        InputError: One line naming each conflicting option and its stored value.
+    """
+    stored = info.run_config.model_dump(mode="json")
+    conflicts = []
+    for name, value in given.items():
+        if name in RESUMABLE_OPTIONS and value != stored.get(name):
+            conflicts.append(
+                f"--{name.replace('_', '-')} {value!r} (the run has {stored.get(name)!r})"
+            )
+        elif name == "dataset_hash" and value != info.dataset_hash:
+            conflicts.append(
+                f"--dataset (hash {value[:12]}; the run's is {info.dataset_hash[:12]})"
+            )
+        elif name == "system" and _shown(value) != describe_system_short(info.system):
+            conflicts.append(
+                f"the system {_shown(value)} (the run's is {describe_system_short(info.system)})"
+            )
+    if conflicts:
+        raise InputError(
+            f"--resume {info.id}: a resume repeats the run's own options; these differ: "
+            + "; ".join(conflicts)
+            + " (start a new run to change them)"
+        )
+
+
+def _shown(description: Mapping[str, Any]) -> str:
+    """A description's short form with the URL's secrets hidden, as it is stored."""
+    url = description.get("url")
+    if isinstance(url, str):
+        description = {**description, "url": redact_url(url)}
+    return describe_system_short(description)
+
+
+def _resumed_system(info: RunInfo, given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The description to rebuild: the stored one, with the URL given again if it held a
+    secret (a password or ``?api_key=``) that was never stored."""
+    description = dict(info.system)
+    url = description.get("url")
+    if not isinstance(url, str) or REDACTED not in url:
+        return description
+    again = (given or {}).get("system")
+    if isinstance(again, Mapping) and isinstance(again.get("url"), str):
+        return {**description, "url": again["url"]}
+    raise InputError(
+        f"--resume {info.id}: the run's URL held a secret that is not stored ({url}); "
+        "give the URL again with --target"
+    )
+
+
+async def resume_run(
+    store: Store,
+    run_id: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    given: Mapping[str, Any] | None = None,
+    progress: ProgressCallback | None = None,
+    telemetry: Telemetry | None = None,
+) -> Report:
+    """Continue a stored run with only its missing pairs, the system rebuilt as it was.
+
+    Args:
+        store: The store holding the run.
+        run_id: Its id (a unique prefix is enough).
+        headers: Header values the system needs again (never stored).
+        given: Options given with the resume (see :func:`check_resume_options`).
+        progress: Called with ``(done, total)``.
+        telemetry: Where the run's span and figures go.
+
+    Raises:
+        StoreError: No such run.
+        InputError: A given option contradicts the stored run, or a header is missing.
+        RunBusy: Another live process is executing the run.
+    """
+    info = store.get_run(run_id)
+    check_resume_options(info, given or {})
+    system = build_system(_resumed_system(info, given), headers=headers)
+    return await resume_eval_async(store, info.id, system, progress=progress, telemetry=telemetry)
+
+
+def load_run(store: Store, run_id: str) -> StoredRun:
+    """Read a run and recompute its report from the stored results.
+
+    Raises:
+        StoreError: No such run, or it has no result yet.
+    """
+    info = store.get_run(run_id)
+    config = info.run_config
+    dataset = store.load_dataset(info.dataset_hash)
+    examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
+    results = store.results(info.id)
+    if not results:
+        raise StoreError(f"run {info.id} has no results yet")
+    report = build_report(
+        examples,
+        results,
+        dataset_name=dataset.name,
+        dataset_hash=dataset.content_hash,
+        system=describe_system_short(info.system),
+        k=config.k,
+        seed=config.seed,
+        label_map=config.label_map,
+        run_id=info.id,
+        elapsed_seconds=info.elapsed_seconds or None,
+        status=info.status,
+        completeness=Completeness(done=len(results), expected=info.n_pairs),
+    )
+    return StoredRun(info=info, config=config, examples=examples, results=results, report=report)
+
+
+def incomplete_note(run: StoredRun) -> str | None:
+    """A line saying a run is not complete and how to finish it; None when it is."""
+    if run.complete and run.info.status == "completed":
+        return None
+    return (
+        f"run {run.info.id} is {run.info.status} with {len(run.results)}/{run.info.n_pairs} "
+        f"pairs; finish it with: arbiter run --resume {run.info.id}"
+    )
+
+
+def _differences(a: StoredRun, b: StoredRun) -> list[str]:
+    """What makes two runs' figures not directly comparable, one line each."""
+    notes = []
+    if a.info.dataset_hash != b.info.dataset_hash:
+        notes.append(
+            f"the runs used different datasets ({a.report.dataset} {a.info.dataset_hash[:12]} "
+            f"vs {b.report.dataset} {b.info.dataset_hash[:12]})"
+        )
+    if a.config.k != b.config.k:
+        notes.append(f"the runs used different k ({a.config.k} vs {b.config.k}): pass^k differs")
+    if (a.config.label_map or None) != (b.config.label_map or None):
+        notes.append(
+            "the runs used different label maps: their mapped figures mean different things"
+        )
+    return notes
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs compared, with what makes the comparison weaker than it looks."""
+
+    diff: RunDiff
+    """Flips and metric deltas over the examples in common."""
+    warnings: list[str] = field(default_factory=list)
+    """Different datasets, k or label maps; incomplete runs; nothing in common."""
+
+
+def compare_runs(store: Store, run_a: str, run_b: str) -> Comparison:
+    """Diff two stored runs example by example, saying what makes them incomparable.
+
+    Raises:
+        StoreError: A run does not exist or has no result.
+    """
+    a, b = load_run(store, run_a), load_run(store, run_b)
+    warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
+    warnings += _differences(a, b)
+    expected = {e.id: e.expected_label for e in [*a.examples, *b.examples]}
+    diff = diff_runs(a.info.id, a.results, b.info.id, b.results, expected, seed=a.config.seed)
+    if diff.n_common == 0:
+        warnings.append("the runs have no example in common: there is nothing to compare")
+    return Comparison(diff=diff, warnings=warnings)
+
+
+@dataclass(frozen=True)
+class GateFloors:
+    """What a run must reach to pass the gate."""
+
+    min_accuracy: float | None = None
+    """Floor on accuracy (mapped when a label map was used)."""
+    min_pass_k: float | None = None
+    """Floor on pass^k."""
+    cohorts: dict[str, float] = field(default_factory=dict)
+    """Floor on accuracy per cohort."""
+    epsilon: float = 0.0
+    """Drop against the baseline tolerated even when significant."""
+
+
+def gate_run(
+    store: Store, run_id: str, floors: GateFloors, *, baseline: str | None = None
+) -> GateResult:
+    """Pass or fail a stored run; a run that is not complete never passes.
+
+    Raises:
+        StoreError: A run does not exist or has no result.
+        InputError: The baseline is not comparable (another k or label map).
+    """
+    current = load_run(store, run_id)
+    base = load_run(store, baseline) if baseline else None
+    if base is not None:
+        blocking = [n for n in _differences(current, base) if "datasets" not in n]
+        if blocking:
+            raise InputError(
+                f"cannot gate {current.info.id} against baseline {base.info.id}: "
+                + "; ".join(blocking)
+            )
+    result = evaluate_gate(
+        current.report,
+        current.correct,
+        baseline=base.report if base else None,
+        baseline_correct=base.correct if base else None,
+        min_accuracy=floors.min_accuracy,
+        min_pass_k=floors.min_pass_k,
+        cohort_floors=floors.cohorts,
+        epsilon=floors.epsilon,
+        seed=current.config.seed,
+    )
+    if base is not None and (base_note := incomplete_note(base)) is not None:
+        result = result.model_copy(
+            update={"warnings": [*result.warnings, f"baseline: {base_note}"]}
+        )
+    return result
