@@ -97,11 +97,16 @@ def main(argv: list[str] | None = None) -> int:
             ("arbiter --help", [arbiter, "--help"]),
             ("arbiter --version", [arbiter, "--version"]),
             ("python -c 'import arbiter'", [python, "-c", "import arbiter"]),
-            ("python -c 'from arbiter import run_eval'", [python, "-c", "from arbiter import run_eval"]),
+            (
+                "python -c 'from arbiter import run_eval'",
+                [python, "-c", "from arbiter import run_eval"],
+            ),
             ("python -c 'pass'", [python, "-c", "pass"]),
         ]
-        print(f"{platform.python_implementation()} {platform.python_version()}, "
-              f"{os.cpu_count()} CPUs, median of {args.repeat} starts after one warm-up\n")
+        print(
+            f"{platform.python_implementation()} {platform.python_version()}, "
+            f"{os.cpu_count()} CPUs, median of {args.repeat} starts after one warm-up\n"
+        )
         results: dict[str, float] = {}
         floor = None
         for name, command in rows:
@@ -114,14 +119,19 @@ def main(argv: list[str] | None = None) -> int:
             floor = floor or seconds
             print(f"{name:<44} {seconds * 1000:8.1f} ms   {seconds / floor:5.2f}x")
     help_ratio = results.get("arbiter --help", 0) / results.get("bare Typer app --help", 1)
-    import_ms = (results.get("python -c 'import arbiter'", 0) - results.get("python -c 'pass'", 0)) * 1000
+    bare = results.get("python -c 'pass'", 0)
+    import_ms = (results.get("python -c 'import arbiter'", 0) - bare) * 1000
     print()
     ok = "ok" if help_ratio <= HELP_TARGET_RATIO else "MISSED"
-    print(f"arbiter --help / bare Typer app --help = {help_ratio:.2f}x "
-          f"(target <= {HELP_TARGET_RATIO:g}x): {ok}")
+    print(
+        f"arbiter --help / bare Typer app --help = {help_ratio:.2f}x "
+        f"(target <= {HELP_TARGET_RATIO:g}x): {ok}"
+    )
     ok = "ok" if import_ms <= IMPORT_TARGET_MS else "MISSED"
-    print(f"import arbiter, beyond a bare interpreter = {import_ms:.1f} ms "
-          f"(target <= {IMPORT_TARGET_MS:g} ms): {ok}")
+    print(
+        f"import arbiter, beyond a bare interpreter = {import_ms:.1f} ms "
+        f"(target <= {IMPORT_TARGET_MS:g} ms): {ok}"
+    )
     return 0
 
 

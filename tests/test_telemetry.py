@@ -37,10 +37,10 @@ from arbiter.cli.main import main
 from arbiter.contract import Prediction
 from arbiter.datasets import dump_dataset_jsonl
 from arbiter.harness.runner import run_eval_async
-from arbiter.online.config import TracedJudge
+from arbiter.online.build import TracedJudge, evaluate_item
 from arbiter.online.grounding import GroundingConfig
 from arbiter.online.judge_chain import JudgeChain
-from arbiter.online.pipeline import OnlinePipeline, evaluate_item
+from arbiter.online.pipeline import OnlinePipeline
 from arbiter.systems.python import PythonSystem
 from arbiter.telemetry import Telemetry
 from tests.helpers.data import yes_no_dataset

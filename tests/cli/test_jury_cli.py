@@ -15,9 +15,10 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from arbiter.cli.jury_support import verdict_exit_code
 from arbiter.contract import Callout, CriticOutcome, Critique
+from arbiter.jury.audit import artifact_path
 from arbiter.jury.synthesis import synthesize
+from arbiter.service.jury import verdict_exit_code
 from arbiter.store import Store
 from arbiter.store.jury_models import CritiqueRow
 from arbiter.store.jury_repository import latest_jury_run, load_judgments
@@ -87,7 +88,7 @@ def test_judge_prints_critics_corroborated_finding_rival_and_where_it_stored(
     assert run is not None
     assert (run.kind, run.n_judged) == ("judge", 1)
     assert f"stored as jury run {run.id}" in result.err
-    artifact = tmp_path / "home" / "audit" / run.id / "cli.json"
+    artifact = artifact_path(tmp_path / "home" / "audit", run.id, "cli")
     assert json.loads(artifact.read_text())["verdict"]["decision"] == "REJECT"
 
 
@@ -176,10 +177,10 @@ def test_a_bad_case_file_exits_3_naming_file_line_and_field(
     ("roster", "message"),
     [
         ("[]", "a roster must be a non-empty JSON list"),
-        ('[{"name": "a", "lens": "cynic"}]', "[0].lens:"),
+        ('[{"name": "a", "lens": "cynic"}]', "[0]: field 'lens'"),
         ('[{"name": "a"}, {"name": "a"}]', "critic name 'a' appears twice"),
         ('[{"name": "a", "provider": "nope"}]', "[0].provider: 'nope' is not one of"),
-        ("{not json", "not a JSON roster"),
+        ("{not json", "roster.json:1:2: invalid JSON"),
     ],
 )
 def test_a_bad_roster_file_exits_3(cli: Any, tmp_path: Path, roster: str, message: str) -> None:

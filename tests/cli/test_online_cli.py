@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from arbiter.cli.online import score_stream
 from arbiter.contract import (
     HeuristicFinding,
     HeuristicResult,
@@ -21,7 +20,8 @@ from arbiter.contract import (
     LayerReport,
     OnlineResult,
 )
-from arbiter.online.sink import BatchSummary, JsonlSink, LatencySketch, error_kinds
+from arbiter.online.sink import BatchSummary, JsonlSink, LatencySketch
+from arbiter.online.stream import score_stream
 from arbiter.store import Store
 from arbiter.store.online_repository import (
     count_online_results,
@@ -291,7 +291,7 @@ def test_summary_counts_errors_by_where_they_happened() -> None:
     report = summary.report()
     assert report.errors == {"invalid_prediction": 1, "judge": 1}
     assert report.items_with_errors == 2
-    assert error_kinds(_result(4, metadata={"error_kind": "invalid_json"})) == ["invalid_json"]
+    assert _result(4, metadata={"error_kind": "invalid_json"}).error_kinds() == ["invalid_json"]
 
 
 def test_summary_reports_judge_availability_and_budget_cut_offs() -> None:
@@ -299,12 +299,17 @@ def test_summary_reports_judge_availability_and_budget_cut_offs() -> None:
     for source in ("ollama", "ollama", "gemini_flash", "heuristics_fallback"):
         label = None if source == "heuristics_fallback" else "critical"
         summary.add(_result(1, escalated=True, judge=JudgeOutcome(label=label, source=source)))
-    cut = LayerReport(status="abstained", reason="cut off at 25s budget", latency_ms=25_000)
+    cut = LayerReport(
+        status="abstained", reason="cut off at 25s budget", latency_ms=25_000, cut_off=True
+    )
     summary.add(_result(2, escalated=True, layers={"consistency": cut}))
+    no_input = LayerReport(status="abstained", reason="no input to replay")
+    summary.add(_result(3, escalated=True, layers={"disagreement": no_input}))
     report = summary.report()
     assert report.judge_reached == 4
     assert (report.scored_by_judge.count, report.scored_by_judge.n) == (3, 4)
     assert report.judge_sources == {"ollama": 2, "gemini_flash": 1, "heuristics_fallback": 1}
-    assert report.abstentions == {"consistency": 1}
+    assert report.abstentions == {"consistency": 1}  # only budget cut-offs count here
+    assert report.other_abstentions == {"disagreement": 1}
     assert report.escalated.rate == 1.0
     assert "consistency" not in report.latency  # a cut-off layer has no latency of its own

@@ -267,7 +267,7 @@ BAD_INPUTS = [
     pytest.param(
         "data.jsonl",
         jsonl({**OK, "raw_output": {}}),
-        [":1:", "field 'raw_output'", "Extra inputs"],
+        [":1:", "unknown key 'raw_output'", "an example has 'id', 'input'"],
         id="jsonl-unknown-field",
     ),
     pytest.param(

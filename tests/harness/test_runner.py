@@ -17,7 +17,8 @@ from arbiter.errors import (
     SystemUnreachable,
     ToolError,
 )
-from arbiter.harness.runner import retry_delay, run_eval, run_eval_async
+from arbiter.harness.runner import run_eval, run_eval_async
+from arbiter.http.retry import RetryPolicy
 from arbiter.store import Store
 from arbiter.systems.python import PythonSystem
 from tests.helpers.data import yes_no_dataset
@@ -179,15 +180,15 @@ def test_invalid_options_are_input_errors(option: str, value: float) -> None:
 
 def test_retry_after_is_honoured_and_capped() -> None:
     rng = random.Random(0)
-    assert retry_delay(SystemHTTPError(429, "x", retry_after=3.0), 1, rng) == 3.0
-    assert retry_delay(SystemHTTPError(503, "x", retry_after=9999.0), 1, rng) == 120.0
+    assert RetryPolicy().delay(SystemHTTPError(429, "x", retry_after=3.0), 1, rng) == 3.0
+    assert RetryPolicy().delay(SystemHTTPError(503, "x", retry_after=9999.0), 1, rng) == 120.0
 
 
 @pytest.mark.parametrize("attempt", [1, 2, 3, 4, 8, 12])
 def test_backoff_grows_exponentially_with_jitter_within_bounds(attempt: int) -> None:
     rng = random.Random(attempt)
     ceiling = min(30.0, 0.5 * 2 ** (attempt - 1))
-    delays = {retry_delay(SystemTimeout("x"), attempt, rng) for _ in range(20)}
+    delays = {RetryPolicy().delay(SystemTimeout("x"), attempt, rng) for _ in range(20)}
     assert all(ceiling / 2 <= d <= ceiling for d in delays)
     assert len(delays) > 1  # jittered, not lockstep
 

@@ -297,18 +297,19 @@ async def test_server_gone_mid_session_fails_only_the_call(mode: str) -> None:
 
 def test_describe_is_json_and_keeps_header_values_out() -> None:
     system = McpToolSystem(
-        "http://user:secret@localhost:8000/mcp",
+        "http://user:secret@localhost:8000/mcp?token=t0k3n",
         TOOL,
         fixed_arguments={"driver": "gemini"},
-        headers={"Authorization": "Bearer s3cr3t"},
+        headers={"X-Api-Key": "s3cr3t"},
         timeout=7,
     )
     described = system.describe()
     text = json.dumps(described)
     assert "s3cr3t" not in text
     assert "secret" not in text
+    assert "t0k3n" not in text
     assert described["kind"] == "mcp"
-    assert described["headers"] == ["Authorization"]
+    assert described["headers"] == ["X-Api-Key"]
     assert described["fixed_arguments"] == {"driver": "gemini"}
     assert described["mapping"]["label"] == "risk_level"
     assert described["timeout"] == 7.0

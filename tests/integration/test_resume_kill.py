@@ -14,7 +14,7 @@ import pytest
 
 from arbiter.datasets import dump_dataset_jsonl, load_dataset
 from arbiter.harness.runner import run_eval
-from arbiter.harness.stored import load_run
+from arbiter.service.runs import load_run
 from arbiter.store import Store
 from arbiter.systems.python import PythonSystem
 from tests.helpers.data import yes_no_dataset
@@ -83,8 +83,12 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_report(tmp_path: Path, kill_
     run_id = _kill_after(proc, store, kill_at)
 
     killed = store.get_run(run_id)
-    assert killed.status == "running"  # SIGKILL left no chance to record anything else
+    # SIGKILL left no chance to record anything: the dead lease holder tells.
+    assert killed.status == "interrupted"
     assert kill_at <= killed.n_done < N_EXAMPLES * K
+    assert len(killed.segments) == 1
+    assert killed.segments[0].ended_at is None  # killed mid-segment ...
+    assert killed.segments[0].elapsed_seconds > 0  # ... yet its wall time is not lost
     before = store.completed_pairs(run_id)
 
     resumed = subprocess.run(
@@ -100,7 +104,10 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_report(tmp_path: Path, kill_
     keys = [(r.example_id, r.repetition) for r in results]
     assert len(keys) == len(set(keys)) == N_EXAMPLES * K  # nothing duplicated, nothing missing
     assert before <= set(keys)  # pairs done before the kill were kept, not redone
-    assert store.get_run(run_id).status == "completed"
+    finished = store.get_run(run_id)
+    assert finished.status == "completed"
+    assert len(finished.segments) == 2
+    assert finished.elapsed_seconds >= killed.segments[0].elapsed_seconds
 
     reference = run_eval(PythonSystem(TARGET), load_dataset(data_file), k=K, concurrency=4, seed=11)
     stored = load_run(store, run_id).report

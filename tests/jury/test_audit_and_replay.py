@@ -68,8 +68,7 @@ class ScriptedProvider:
         critic = request.metadata["critic"]
         if critic in self.broken:
             raise RuntimeError("connection reset")
-        assert request.subject is not None
-        flagged = critic in self.finders and "45 days" in request.subject.output
+        flagged = critic in self.finders and "45 days" in request.prompt
         critique = (
             _contradiction()
             if flagged
@@ -98,7 +97,9 @@ def test_artifact_holds_inputs_critiques_trace_verdict_timings_and_usage(tmp_pat
     path = write_artifact(tmp_path, "run-1", CASE, verdict)
     record = json.loads(path.read_text(encoding="utf-8"))
 
-    assert path == tmp_path / "run-1" / "refunds_45.json"
+    assert path == artifact_path(tmp_path, "run-1", CASE.id)
+    assert path.parent == tmp_path / "run-1"
+    assert path.name.startswith("refunds_45-")
     assert record["inputs"] == {
         "task": CASE.task,
         "context": CASE.context,
@@ -134,17 +135,36 @@ def test_artifact_is_replaced_atomically_without_leftover_temporary_files(tmp_pa
     second = write_artifact(tmp_path, "run-1", CASE, _judge(CASE, {"factual", "logical"}))
     assert first == second
     assert json.loads(second.read_text())["verdict"]["decision"] == "REJECT"
-    assert [p.name for p in second.parent.iterdir()] == ["refunds_45.json"]
+    assert [p.name for p in second.parent.iterdir()] == [second.name]
 
 
 @pytest.mark.parametrize(
-    ("run_id", "case_id", "expected"),
-    [("r1", "../../etc/passwd", "r1/_.._etc_passwd.json"), ("r1", "", "r1/_.json")],
+    ("run_id", "case_id", "prefix"),
+    [("r1", "../../etc/passwd", "_.._etc_passwd-"), ("r1", "", "case-"), ("r1", ".x", "x-")],
 )
 def test_artifact_path_cannot_escape_its_directory(
-    tmp_path: Path, run_id: str, case_id: str, expected: str
+    tmp_path: Path, run_id: str, case_id: str, prefix: str
 ) -> None:
-    assert artifact_path(tmp_path, run_id, case_id) == tmp_path / expected
+    path = artifact_path(tmp_path, run_id, case_id)
+    assert path.parent == tmp_path / run_id
+    assert path.name.startswith(prefix)
+    assert path.name.endswith(".json")
+
+
+def test_ids_that_clean_up_alike_get_distinct_artifacts(tmp_path: Path) -> None:
+    ids = ["a/b", "a_b", "a b", "a:b", "a\\b", "a?b"]
+    verdict = _judge(CASE, set())
+    cases = [CASE.model_copy(update={"id": i}) for i in ids]
+    paths = {write_artifact(tmp_path, "run-1", case, verdict) for case in cases}
+    assert len(paths) == len(ids)
+    assert len(list((tmp_path / "run-1").iterdir())) == len(ids)
+
+
+def test_a_very_long_id_gets_a_bounded_file_name(tmp_path: Path) -> None:
+    case = CASE.model_copy(update={"id": "x" * 300})
+    path = write_artifact(tmp_path, "run-1", case, _judge(case, set()))
+    assert len(path.name) < 80
+    assert json.loads(path.read_text())["case_id"] == "x" * 300
 
 
 # --------------------------------------------------------------------------- store

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from arbiter.contract import Prediction
+from arbiter.contract import ConsistencyResult, Prediction
 from arbiter.errors import InputError, ProviderUnavailable
 from arbiter.online.consistency import canonical_text, field_text, score_consistency
-from arbiter.contract import ConsistencyResult
 from arbiter.vectors.base import VectorItem
 from arbiter.vectors.stores import EmbeddedVectorStore
 

@@ -14,7 +14,7 @@ from arbiter.contract import Prediction
 from arbiter.errors import InvalidResponse, ProviderTimeout, ProviderUnavailable, RateLimited
 from arbiter.online.judge_chain import FALLBACK_SOURCE, CircuitBreaker, Judge, JudgeChain
 from arbiter.online.llm_judge import JUDGE_PROMPT_VERSION, LLMJudge, judge_prompt
-from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider
+from arbiter.providers.base import CompletionRequest, CompletionResponse
 
 VOCABULARY = ("low", "medium", "high", "critical")
 PREDICTION = Prediction(
@@ -459,12 +459,14 @@ async def test_a_bad_llm_answer_falls_through_to_the_next_judge(
     assert outcome.attempts[0].error.startswith(error)
 
 
-def test_llm_judge_is_a_judge_and_uses_a_provider() -> None:
-    provider: Provider = FakeProvider()
+async def test_llm_judge_serves_as_a_judge_of_the_chain_through_its_provider() -> None:
+    provider = FakeProvider(json.dumps({"label": VOCABULARY[0], "reason": "r"}))
     judge = LLMJudge("ollama", provider, "m", vocabulary=VOCABULARY, timeout=1.0)
-
-    assert isinstance(provider, Provider)
-    assert isinstance(judge, Judge)
+    outcome = await JudgeChain([judge], vocabulary=VOCABULARY).judge(
+        Prediction(label=VOCABULARY[0], raw_output={"x": 1})
+    )
+    assert (outcome.source, outcome.label) == ("ollama", VOCABULARY[0])
+    assert [r.model for r in provider.requests] == ["m"]
 
 
 @pytest.mark.parametrize(

@@ -20,10 +20,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from arbiter.config import Settings
 from arbiter.contract import Prediction
 from arbiter.errors import InputError
-from arbiter.online.config import ConsistencyCheck, OnlineConfig, PolicyCheck, build_pipeline
-from arbiter.online.grounding import GroundingConfig
+from arbiter.online.build import build_pipeline, evaluate_item, evaluate_item_sync
+from arbiter.online.config import OnlineConfig
+from arbiter.online.consistency import ConsistencyCheck
+from arbiter.online.grounding import GroundingConfig, PolicyCheck
 from arbiter.online.judge_chain import JudgeChain
-from arbiter.online.pipeline import OnlinePipeline, evaluate_item, evaluate_item_sync
+from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import Condition
 from arbiter.telemetry import Telemetry
 from arbiter.vectors.base import VectorItem
@@ -217,6 +219,7 @@ async def test_an_unconfigured_layer_is_none_with_not_configured() -> None:
             "status": "not_configured",
             "reason": "not configured",
             "latency_ms": 0.0,
+            "cut_off": False,
         }
     assert (result.grounding, result.disagreement, result.consistency) == (None, None, None)
 
@@ -361,6 +364,10 @@ def ollama_answer(label: str) -> httpx.Response:
 async def hang_forever(request: httpx.Request) -> httpx.Response:
     await asyncio.sleep(30)
     return ollama_answer("critical")
+
+
+def refuse_400(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(400, json={"error": {"message": "bad request"}})
 
 
 def fail_500(request: httpx.Request) -> httpx.Response:
@@ -532,7 +539,7 @@ async def test_spans_and_metrics_are_emitted_through_the_telemetry_object() -> N
         config,
         Settings(_env_file=None),
         telemetry=telemetry,
-        transport=httpx.MockTransport(fail_500),
+        transport=httpx.MockTransport(refuse_400),  # not retried: one failed attempt
     )
     await pipeline.evaluate(CONTRADICTION)
     await pipeline.evaluate(CLEAN)
@@ -599,8 +606,8 @@ def test_config_loads_from_json_with_a_relative_rules_file(tmp_path: Path) -> No
     ("document", "named"),
     [
         ({"sample_rate": 2}, "sample_rate"),
-        ({"judges": [{"name": "j", "provider": "ollama"}]}, "judges.0.model"),
-        ({"consistency": {"embedder": {"kind": "bert"}}}, "consistency.embedder.kind"),
+        ({"judges": [{"name": "j", "provider": "ollama"}]}, r"judges\[0\]\.model"),
+        ({"consistency": {"top_k": 0, "embedder": {"kind": "ollama"}}}, "consistency.top_k"),
         ({"budget": 3}, "budget"),
     ],
 )
@@ -609,8 +616,14 @@ def test_a_bad_config_is_an_input_error_naming_the_field(
 ) -> None:
     path = tmp_path / "online.json"
     path.write_text(json.dumps(document))
-    with pytest.raises(InputError, match=rf"online\.json: {named}: "):
+    with pytest.raises(InputError, match=rf"online\.json: field '{named}': "):
         OnlineConfig.load(path)
+
+
+def test_an_unknown_embedder_kind_is_an_input_error_naming_the_known_ones() -> None:
+    config = OnlineConfig.model_validate({"consistency": {"embedder": {"kind": "bert"}}})
+    with pytest.raises(InputError, match="unknown embedder 'bert'; known: 'local', 'ollama'"):
+        build_pipeline(config, Settings(_env_file=None))
 
 
 def test_build_pipeline_wires_every_layer_from_a_config(tmp_path: Path) -> None:

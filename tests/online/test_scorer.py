@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from arbiter.contract import Prediction
+from arbiter.contract import OnlineResult, Prediction
 from arbiter.online.judge_chain import JudgeChain
-from arbiter.contract import OnlineResult
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.scorer import OnlineScorer
 

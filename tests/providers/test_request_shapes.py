@@ -14,8 +14,9 @@ from arbiter.errors import InputError
 from arbiter.providers.anthropic import AnthropicProvider
 from arbiter.providers.base import Provider
 from arbiter.providers.gemini import GeminiProvider
+from arbiter.providers.mock import MockProvider
 from arbiter.providers.openai import OpenAIProvider
-from arbiter.providers.registry import make_provider
+from arbiter.providers.registry import ProviderRegistry, make_provider
 from arbiter.providers.schema import gemini_schema, strict_json_schema
 
 from .conftest import (
@@ -306,11 +307,24 @@ def test_make_provider_reads_the_vendors_own_variable_names(
     assert ollama.endpoint == "http://ollama.env:1/api/chat"
 
 
-def test_make_provider_refuses_an_unknown_name() -> None:
-    with pytest.raises(InputError, match="Got 'gpt' instead"):
+def test_make_provider_refuses_an_unknown_name_and_lists_the_known_ones() -> None:
+    with pytest.raises(InputError, match="unknown provider 'gpt'; known: 'anthropic', 'gemini'"):
         make_provider("gpt", settings())
 
 
-def test_make_provider_builds_the_mock_lazily() -> None:
-    pytest.importorskip("arbiter.providers.mock", reason="the mock provider is not written yet")
-    assert isinstance(make_provider("mock", settings()), Provider)
+def test_a_registered_provider_is_built_through_the_registry_with_its_client() -> None:
+    registry = ProviderRegistry.default(plugins=False)
+    seen: list[object] = []
+
+    def factory(config: Settings, http: object) -> MockProvider:
+        seen.append(http)
+        return MockProvider(model="echo")
+
+    registry.register_provider("echo", factory)
+    provider = registry.build("echo", settings())
+    assert isinstance(provider, MockProvider)
+    assert "echo" in registry.names()
+    (client,) = seen
+    assert client.retry.retries == settings().retries  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="registered already"):
+        registry.register_provider("echo", factory)

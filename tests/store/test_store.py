@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import IntegrityError
 
 from arbiter.config import Settings
-from arbiter.errors import StoreError
+from arbiter.contract import PairResult
+from arbiter.errors import StoreError, StoreUnavailable
 from arbiter.harness.runner import run_eval
-from arbiter.harness.stored import load_run
-from arbiter.store import PairResult, Store
+from arbiter.service.runs import load_run
+from arbiter.store import Store
 from arbiter.systems.python import PythonSystem
 from tests.helpers.data import yes_no_dataset
 from tests.helpers.systems import mostly_right
@@ -51,7 +51,7 @@ def test_results_round_trip_in_example_and_repetition_order(store: Store) -> Non
 def test_a_pair_cannot_be_stored_twice(store: Store) -> None:
     run_id = _new_run(store)
     store.add_results(run_id, [_result("a")])
-    with pytest.raises(IntegrityError):
+    with pytest.raises(StoreUnavailable, match=f"cannot store results of run {run_id} in "):
         store.add_results(run_id, [_result("a")])
     assert len(store.results(run_id)) == 1  # the failed transaction left nothing behind
 
@@ -71,10 +71,14 @@ def test_run_found_by_unique_prefix_and_unknown_id_is_a_store_error(store: Store
 
 def test_status_and_elapsed_time_accumulate_over_segments(store: Store) -> None:
     run_id = _new_run(store)
-    store.set_status(run_id, "interrupted", add_elapsed=1.25)
-    store.set_status(run_id, "completed", add_elapsed=2.0, finished=True)
+    first = store.start_segment(run_id)
+    store.end_segment(run_id, first, "interrupted", elapsed_seconds=1.25)
+    second = store.start_segment(run_id)
+    store.end_segment(run_id, second, "completed", elapsed_seconds=2.0)
     info = store.get_run(run_id)
+    assert (first, second) == (0, 1)
     assert info.status == "completed"
+    assert [s.elapsed_seconds for s in info.segments] == [1.25, 2.0]
     assert info.elapsed_seconds == pytest.approx(3.25)
     assert info.finished_at is not None
 

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from arbiter.errors import InputError
+from arbiter.http.errors import service_message
+from arbiter.http.retry_after import parse_retry_after
 from arbiter.systems.base import ResponseMapping
 from arbiter.systems.factory import build_system
-from arbiter.systems.http import HttpSystem, _service_message, parse_retry_after, render_template
+from arbiter.systems.http import HttpSystem, render_template
 
 URL = "http://svc.test/ingest"
 INPUT: dict[str, Any] = {"id": 7, "meta": {"source": "s-1", "tags": ["a", "b"]}, "text": "hi"}
@@ -87,8 +89,8 @@ async def test_get_with_a_non_object_body_is_an_input_error() -> None:
 
 def test_describe_lists_header_names_but_not_values() -> None:
     system = HttpSystem(
-        "http://user:pw@svc.test/ingest",
-        headers={"Authorization": "Bearer s3cret"},
+        "http://user:pw@svc.test/ingest?api_key=k3y&n=1",
+        headers={"X-Api-Key": "s3cret"},
         mapping=ResponseMapping(label="status", confidence="anomaly_score"),
         timeout=2,
     )
@@ -96,8 +98,9 @@ def test_describe_lists_header_names_but_not_values() -> None:
     text = json.dumps(described)
     assert "s3cret" not in text
     assert "pw" not in text
-    assert described["url"] == "http://user:***@svc.test/ingest"
-    assert described["headers"] == ["Authorization"]
+    assert "k3y" not in text
+    assert described["url"] == "http://user:[redacted]@svc.test/ingest?api_key=[redacted]&n=1"
+    assert described["headers"] == ["X-Api-Key"]
     assert described["kind"] == "http"
     assert described["mapping"]["label"] == "status"
     assert described["timeout"] == 2.0
@@ -149,7 +152,7 @@ def test_invalid_url_or_timeout_is_an_input_error(url: str, timeout: float) -> N
 def test_service_message_is_extracted_from_a_json_error_body(
     body: dict[str, Any], message: str
 ) -> None:
-    assert _service_message(json.dumps(body), "Unprocessable Entity") == message
+    assert service_message(json.dumps(body), "Unprocessable Entity") == message
 
 
 @pytest.mark.parametrize(
@@ -162,7 +165,7 @@ def test_service_message_is_extracted_from_a_json_error_body(
 def test_text_error_body_is_quoted_on_one_line_up_to_200_characters(
     text: str, message: str
 ) -> None:
-    assert _service_message(text, "Bad Gateway") == message
+    assert service_message(text, "Bad Gateway") == message
 
 
 # --- Retry-After ---------------------------------------------------------------------

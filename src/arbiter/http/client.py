@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from arbiter.errors import ArbiterError
+from arbiter.errors import ArbiterError, ProviderTimeout, SystemTimeout
 from arbiter.http.errors import (
     Side,
     body_too_large,
@@ -144,7 +144,9 @@ class HttpClient:
             where: Who is called, for messages: ``"openai gpt-4o"``; the endpoint's
                 origin is appended.
             headers: Request headers (authentication included).
-            timeout: Seconds one attempt may take, from connecting to the last byte.
+            timeout: Seconds the whole call may take, from connecting to the last byte,
+                retries and their waits included: a retry that cannot finish in time is
+                not made.
             secrets: Values (API keys) redacted from every message.
             refine: Gets the error an error status maps to, the status and the decoded
                 body, and returns the error to raise: how a vendor's own signals are
@@ -155,13 +157,22 @@ class HttpClient:
                 ``SystemUnderTestError`` ones) for every failure.
         """
         named = f"{where} at {_origin(url)}"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
 
         async def attempt() -> JsonAnswer:
-            return await self._post_once(url, body, named, headers, timeout, secrets, refine)
+            left = max(deadline - loop.time(), 0.001)
+            try:
+                return await self._post_once(url, body, named, headers, left, secrets, refine)
+            except (ProviderTimeout, SystemTimeout):
+                # Name the whole call's limit, not what was left of it for this attempt.
+                raise _timeout_error(self.side, named, timeout) from None
 
         if self.retry is None:
             return await attempt()
-        return await self.retry.call(attempt, rng=self._rng, budget=self.budget)
+        return await self.retry.call(
+            attempt, rng=self._rng, budget=self.budget, deadline=deadline, clock=loop.time
+        )
 
     async def _post_once(
         self,
@@ -225,6 +236,11 @@ class HttpClient:
                 raise body_too_large(self.side, where, self.max_response_bytes)
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _timeout_error(side: Side, where: str, timeout: float) -> ArbiterError:
+    cls: type[ArbiterError] = ProviderTimeout if side == "provider" else SystemTimeout
+    return cls(f"{where}: no answer within {timeout:g}s")
 
 
 def _origin(url: str) -> str:

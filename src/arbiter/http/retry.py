@@ -113,6 +113,8 @@ class RetryPolicy:
         rng: random.Random,
         budget: RetryBudget | None = None,
         retry_on: type[BaseException] | tuple[type[BaseException], ...] = Exception,
+        deadline: float | None = None,
+        clock: Callable[[], float] | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> T:
         """Await ``attempt()`` until it succeeds or may not be retried; re-raise the last error.
@@ -122,16 +124,23 @@ class RetryPolicy:
             rng: Source of the jitter (seeded by the caller, for reproducible runs).
             budget: Shared cap on retries; None for none.
             retry_on: Exceptions considered at all (others propagate at once).
+            deadline: When the whole call must be over (on ``clock``): a retry whose wait
+                would end past it is not made, and the last error is raised at once.
+            clock: The clock of ``deadline`` (default: the running loop's).
             sleep: How to wait (injected in tests).
         """
         if budget is not None:
             budget.record_attempt()
+        now = clock or asyncio.get_running_loop().time
         number = 0
         while True:
             number += 1
             try:
                 return await attempt()
             except retry_on as error:
+                wait = self.delay(error, number, rng)  # type: ignore[arg-type]
+                if deadline is not None and now() + wait >= deadline:
+                    raise
                 if not self.should_retry(error, number, budget):
                     raise
-                await sleep(self.delay(error, number, rng))  # type: ignore[arg-type]
+                await sleep(wait)

@@ -8,7 +8,7 @@ subclasses, as for an LLM provider; a dimension the index refuses becomes an
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -118,8 +118,10 @@ class UpstashVectorStore:
         """POST to Upstash and return the answer's ``result``, mapping every failure."""
         url = f"{self.url}/{verb}" + (f"/{quote(namespace, safe='')}" if namespace else "")
         where = f"upstash {verb} {namespace!r}"
-        if not _finite(body):
-            raise InputError(f"{where}: vectors must be finite and metadata JSON")
+        try:
+            json.dumps(body, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{where}: vectors must be finite and metadata JSON: {exc}") from None
         answer = await self._http.post_json(
             url,
             body,
@@ -141,17 +143,3 @@ def _dimension_refused(error: ArbiterError, status: int, document: Any) -> Arbit
     if status == 400 and isinstance(message, str) and "dimension" in message.lower():
         return InputError(str(error))
     return error
-
-
-def _finite(value: Any) -> bool:
-    """Whether a JSON-like value holds only finite numbers (json.dumps would refuse NaN)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return False
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return True
