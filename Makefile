@@ -21,9 +21,11 @@ test: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/mypy
 
 bench: $(VENV)/.installed
+	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/harness_throughput.py
 	$(BIN)/python bench/metrics_speed.py
 	$(BIN)/python bench/jury_speed.py
