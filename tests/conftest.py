@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from arbiter.cli.main import main
 from arbiter.store import Store
 from arbiter.store.models import Base
 
@@ -35,3 +36,34 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     Base.metadata.create_all(opened.engine)
     yield opened
     opened.close()
+
+
+class Result:
+    """Exit code and captured output of one command."""
+
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., Result]:
+    """Invoke the CLI with a private store and home under ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARBITER_DB_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("ARBITER_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def invoke(*args: str) -> Result:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke

@@ -78,14 +78,15 @@ def markdown(text: object, *, limit: int | None = None) -> str:
 
 
 def xml(text: object, *, limit: int | None = None) -> str:
-    """Text XML 1.0 can hold: invalid characters shown as escapes (markup is left to the
-    XML writer, which escapes ``&``, ``<`` and ``>``).
+    """Text XML 1.0 can hold and a viewer shows as written: invalid characters, and the
+    controls :func:`terminal` escapes, shown as escapes (markup is left to the XML
+    writer, which escapes ``&``, ``<`` and ``>``).
 
     Examples:
         >>> xml("bell\\x07 nul\\x00")
         'bell\\\\x07 nul\\\\x00'
     """
-    return _XML_INVALID.sub(_visible, clip(str(text), limit))
+    return _XML_INVALID.sub(_visible, terminal(text, limit=limit))
 
 
 def html(text: object, *, limit: int | None = None) -> str:

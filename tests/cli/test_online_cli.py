@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 from collections.abc import Iterator, Mapping
 from importlib.resources import files
 from pathlib import Path
@@ -313,3 +314,65 @@ def test_summary_reports_judge_availability_and_budget_cut_offs() -> None:
     assert report.other_abstentions == {"disagreement": 1}
     assert report.escalated.rate == 1.0
     assert "consistency" not in report.latency  # a cut-off layer has no latency of its own
+
+
+# --- defects of the foundation issue -----------------------------------------------------
+
+
+def _prediction(i: int) -> str:
+    return json.dumps(
+        {"id": f"p-{i}", "label": "nominal", "confidence": 0.9, "raw_output": {"status": "ok"}}
+    )
+
+
+@pytest.mark.parametrize("alias", ["same", "relative", "hardlink", "symlink"])
+def test_a_sink_that_is_the_input_is_refused_before_anything_is_read(
+    cli: Any, tmp_path: Path, alias: str
+) -> None:
+    # defect 2: `online score F --out F` appended to its own input without end.
+    source = tmp_path / "traffic.jsonl"
+    source.write_text("".join(_prediction(i) + "\n" for i in range(50)))
+    before = source.read_bytes()
+    out = {
+        "same": source,
+        "relative": Path("traffic.jsonl"),  # the cli fixture runs in tmp_path
+        "hardlink": tmp_path / "hard.jsonl",
+        "symlink": tmp_path / "soft.jsonl",
+    }[alias]
+    if alias == "hardlink":
+        os.link(source, out)
+    elif alias == "symlink":
+        out.symlink_to(source)
+    result = cli("online", "score", str(source), "--out", str(out), "-q")
+    assert result.code == 3
+    assert "that is the input file" in result.err
+    assert source.read_bytes() == before
+    assert not (tmp_path / "store.db").exists()
+
+
+def test_a_lone_surrogate_in_one_line_is_that_line_s_error_only(cli: Any, tmp_path: Path) -> None:
+    # defect 3: one such line made the whole batch exit 1 with no results.
+    path = tmp_path / "traffic.jsonl"
+    bad = '{"id": "x", "label": "nominal", "raw_output": {"narrative": "\\ud800"}}'
+    path.write_text("\n".join([_prediction(1), bad, _prediction(3)]) + "\n")
+    out = tmp_path / "results.jsonl"
+    summary = _score_json(cli, path, "--out", str(out))
+    assert summary["items"] == 3
+    assert summary["errors"] == {"surrogate": 1}
+    by_line = {r.metadata["line"]: r for r in map(OnlineResult.model_validate_json, _lines(out))}
+    assert by_line[2].errors[0].startswith("line 2: the escape \\ud800 is a lone UTF-16")
+    assert by_line[1].errors == by_line[3].errors == []
+
+
+def test_invalid_json_at_the_end_of_a_line_is_reported_at_its_column(
+    cli: Any, tmp_path: Path
+) -> None:
+    # defect 14: the newline was decoded with the line, so the error said column 1.
+    path = tmp_path / "traffic.jsonl"
+    path.write_bytes(b'{"id": "a", "label": "x",\r\n' + _prediction(2).encode() + b"\n")
+    out = tmp_path / "results.jsonl"
+    _score_json(cli, path, "--out", str(out))
+    first = OnlineResult.model_validate_json(_lines(out)[0])
+    assert first.errors == [
+        "line 1: invalid JSON: Expecting property name enclosed in double quotes at column 26"
+    ]

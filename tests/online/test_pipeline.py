@@ -667,3 +667,45 @@ def test_upstash_without_credentials_is_an_input_error() -> None:
     )
     with pytest.raises(InputError, match="UPSTASH_VECTOR_REST_URL"):
         build_pipeline(config, Settings(_env_file=None))
+
+
+def test_the_policies_threshold_comes_from_its_variable_unless_the_config_sets_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # defect 14: UPSTASH_VECTOR_POLICIES_THRESHOLD was documented but never read.
+    monkeypatch.setenv("UPSTASH_VECTOR_POLICIES_THRESHOLD", "0.42")
+    stage3 = {"embedder": {"kind": "ollama"}, "store": {"path": str(tmp_path / "v")}}
+    from_variable = build_pipeline(
+        OnlineConfig.model_validate({"policy_grounding": stage3}), Settings(_env_file=None)
+    )
+    assert from_variable.policy is not None
+    assert from_variable.policy.threshold == 0.42
+    from_config = build_pipeline(
+        OnlineConfig.model_validate({"policy_grounding": {**stage3, "threshold": 0.6}}),
+        Settings(_env_file=None),
+    )
+    assert from_config.policy is not None
+    assert from_config.policy.threshold == 0.6
+
+
+async def test_a_plugin_vector_store_is_built_from_its_registry_with_its_options() -> None:
+    from arbiter.online.build import Registries
+    from arbiter.vectors.registry import VectorStoreRegistry
+
+    stores = VectorStoreRegistry.default(plugins=False)
+    built: list[dict[str, Any]] = []
+
+    def memory(options: Any, settings: Any, http: Any) -> EmbeddedVectorStore:
+        built.append(dict(options))
+        return EmbeddedVectorStore(None)
+
+    stores.register_vector_store("memory", memory)
+    config = OnlineConfig.model_validate(
+        {"consistency": {"embedder": {"kind": "ollama"}, "store": {"kind": "memory", "shards": 3}}}
+    )
+    pipeline = build_pipeline(
+        config, Settings(_env_file=None), registries=Registries(stores=stores)
+    )
+    assert pipeline.consistency is not None
+    assert built == [{"kind": "memory", "path": None, "timeout": 10.0, "shards": 3}]
+    await pipeline.aclose()

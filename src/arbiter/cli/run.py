@@ -207,7 +207,7 @@ def run(
     from arbiter.contract import RunConfig
     from arbiter.datasets import load_dataset
     from arbiter.errors import InputError
-    from arbiter.service.runs import resume_run, start_run, system_description
+    from arbiter.service.runs import check_inputs, resume_run, start_run, system_description
     from arbiter.systems.factory import build_system
     from arbiter.telemetry import Telemetry
 
@@ -290,6 +290,8 @@ def run(
         seed=seed or 0,
     )
     sut = build_system(description, headers=headers)
+    in_scope = data.examples[:limit] if limit else data.examples
+    check_inputs(sut, list(in_scope), str(dataset))
     store = open_store(config)
     try:
         with progress_bar(data.name, enabled=not quiet) as bar:
@@ -305,6 +307,7 @@ def run(
                         progress=tracker,
                         on_start=tracker.started,
                         telemetry=telemetry,
+                        checked=True,
                     )
                 )
             except KeyboardInterrupt:

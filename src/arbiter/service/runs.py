@@ -182,6 +182,7 @@ async def start_run(
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
+    checked: bool = False,
 ) -> Report:
     """Check every input against the system, then run the dataset through it.
 
@@ -194,12 +195,14 @@ async def start_run(
         progress: Called with ``(done, total)``.
         on_start: Called with the run id once it is stored.
         telemetry: Where the run's span and figures go.
+        checked: The caller ran :func:`check_inputs` already (before opening the store).
 
     Raises:
         InputError: An example cannot be sent to the system (nothing is written).
     """
-    examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
-    check_inputs(system, examples, source or dataset.name)
+    if not checked:
+        examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
+        check_inputs(system, examples, source or dataset.name)
     return await run_eval_async(
         system,
         dataset,
