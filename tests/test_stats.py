@@ -277,10 +277,10 @@ def test_pass_hat_k_survives_trial_counts_whose_binomials_overflow() -> None:
     [
         ([3], [1], 0, "The 'k' parameter of pass_hat_k must be a positive int. Got 0"),
         ([3], [1], 4, "The 'k' parameter of pass_hat_k must be at most"),
-        ([3], [4], 1, "'num_correct' parameter of pass_hat_k must lie in"),
-        ([3], [-1], 1, "'num_correct' parameter of pass_hat_k must lie in"),
+        ([3], [4], 1, "'num_correct' parameter of pass_hat_k must be an array whose entries lie in"),
+        ([3], [-1], 1, "'num_correct' parameter of pass_hat_k must be an array whose entries lie in"),
         ([], [], 1, "at least one task"),
-        ([3, 3], [1, 1, 1], 1, "matching shapes"),
+        ([3, 3], [1, 1, 1], 1, "an array of num_trials' shape"),
         ([3.0], [1], 1, "The 'num_trials' parameter of pass_hat_k must be an array of ints"),
     ],
 )
@@ -323,7 +323,7 @@ def test_cohen_kappa_undefined_when_expected_agreement_is_one() -> None:
 
 @pytest.mark.parametrize(
     ("a", "b", "message"),
-    [([], [], "at least one item"), (["y"], ["y", "n"], "same length")],
+    [([], [], "must be a non-empty array"), (["y"], ["y", "n"], "must be as long as")],
 )
 def test_cohen_kappa_rejects_invalid_input(a: list[str], b: list[str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -370,10 +370,10 @@ def test_ece_lies_in_unit_interval(items: list[tuple[float, bool]], n_bins: int)
 @pytest.mark.parametrize(
     ("confidences", "correct", "message"),
     [
-        ([1.5], [1], "must lie within"),
-        ([0.5], [2], "must hold bools or 0/1"),
-        ([0.5, 0.5], [1], "same length"),
-        ([], [], "at least one item"),
+        ([1.5], [1], "must be an array of values within"),
+        ([0.5], [2], "must be an array of bools or 0/1"),
+        ([0.5, 0.5], [1], "must be as long as"),
+        ([], [], "must be a non-empty array"),
     ],
 )
 def test_ece_rejects_invalid_input(

@@ -130,16 +130,26 @@ class OneOf:
         return any(value == choice and type(value) is type(choice) for choice in self.choices)
 
 
-def invalid(name: str, owner: str, rule: str, value: object) -> InvalidParameter:
+def invalid(
+    name: str, owner: str, rule: str, value: object, *, shown: str | None = None
+) -> InvalidParameter:
     """The error for a parameter that breaks its rule, in the one wording used everywhere.
+
+    Args:
+        name: The parameter.
+        owner: The function or class it belongs to.
+        rule: What it must be, completing "must be ...".
+        value: What it was.
+        shown: How to show the value when its repr would not help (an array's dtype).
 
     Examples:
         >>> str(invalid("k", "run_eval", "a positive int", 0))
         "The 'k' parameter of run_eval must be a positive int. Got 0 instead."
     """
-    shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
+    if shown is None:
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
     return InvalidParameter(
         f"The {name!r} parameter of {owner} must be {rule}. Got {shown} instead."
     )

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from arbiter.params import Interval, check, check_number, invalid
+
 __all__ = [
     "bootstrap_ci",
     "cohen_kappa",
@@ -30,26 +32,13 @@ _MAX_RESAMPLED_ELEMENTS = 4_000_000
 
 
 def _check_int(value: object, name: str, func: str, *, minimum: int) -> int:
-    """Return ``value`` as an int, or raise a ValueError in scikit-learn's words."""
-    kind = "non-negative" if minimum == 0 else "positive" if minimum == 1 else f">= {minimum}"
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < minimum:
-        raise ValueError(
-            f"The {name!r} parameter of {func} must be a {kind} int. Got {value!r} instead."
-        )
-    return int(value)
+    """``value`` as an int, or an ``InvalidParameter`` (a ValueError) in the one wording."""
+    return int(check_number(value, name, func, minimum=minimum, integer=True))
 
 
 def _check_confidence(confidence: object, func: str) -> float:
-    if (
-        isinstance(confidence, bool)
-        or not isinstance(confidence, int | float | np.integer | np.floating)
-        or not 0.0 < float(confidence) < 1.0
-    ):
-        raise ValueError(
-            f"The 'confidence' parameter of {func} must be a float in the open interval "
-            f"(0, 1). Got {confidence!r} instead."
-        )
-    return float(confidence)
+    rule = Interval(0.0, 1.0, open_min=True, open_max=True)
+    return float(check(confidence, "confidence", func, rule))
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
@@ -76,10 +65,7 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     n = _check_int(n, "n", "wilson_interval", minimum=0)
     successes = _check_int(successes, "successes", "wilson_interval", minimum=0)
     if successes > n:
-        raise ValueError(
-            "The 'successes' parameter of wilson_interval must be an int in the range "
-            f"[0, n]. Got {successes!r} instead (n={n})."
-        )
+        raise invalid("successes", "wilson_interval", f"an int in the range [0, n={n}]", successes)
     confidence = _check_confidence(confidence, "wilson_interval")
     if n == 0:
         return 0.0, 1.0
@@ -133,7 +119,7 @@ def bootstrap_ci(
     seed = _check_int(seed, "seed", "bootstrap_ci", minimum=0)
     data = np.asarray(values)
     if data.ndim == 0:
-        raise ValueError("The 'values' parameter of bootstrap_ci must be an array. Got a scalar.")
+        raise invalid("values", "bootstrap_ci", "an array", values, shown="a scalar")
     n = data.shape[0]
     if n == 0:
         return math.nan, math.nan
@@ -196,30 +182,25 @@ def _check_trials(
     for name, raw in (("num_trials", num_trials), ("num_correct", num_correct)):
         array = np.asarray(raw)
         if array.size and (array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer)):
-            raise ValueError(
-                f"The {name!r} parameter of {func} must be an array of ints. "
-                f"Got dtype {array.dtype} instead."
-            )
+            raise invalid(name, func, "an array of ints", raw, shown=f"dtype {array.dtype}")
         arrays.append(array.astype(np.int64))
     try:
         trials, correct = np.broadcast_arrays(*arrays)
     except ValueError:
-        raise ValueError(
-            f"The 'num_trials' and 'num_correct' parameters of {func} must have matching "
-            f"shapes. Got {arrays[0].shape} and {arrays[1].shape} instead."
+        shapes = f"{arrays[0].shape} against num_trials {arrays[1].shape}"
+        raise invalid(
+            "num_correct", func, "an array of num_trials' shape", num_correct, shown=shapes
         ) from None
     trials, correct = trials.ravel(), correct.ravel()
     if trials.size == 0:
-        raise ValueError(f"{func} needs at least one task. Got empty arrays.")
+        raise invalid("num_trials", func, "an array of at least one task", num_trials, shown="[]")
     if np.any(correct < 0) or np.any(correct > trials):
-        raise ValueError(
-            f"Every entry of the 'num_correct' parameter of {func} must lie in [0, num_trials]."
+        raise invalid(
+            "num_correct", func, "an array whose entries lie in [0, num_trials]", num_correct
         )
     if np.any(trials < k):
-        raise ValueError(
-            f"The 'k' parameter of {func} must be at most every task's num_trials "
-            f"(smallest: {int(trials.min())}). Got {k} instead."
-        )
+        rule = f"at most every task's num_trials (smallest: {int(trials.min())})"
+        raise invalid("k", func, rule, k)
     return trials, correct, k
 
 
@@ -285,10 +266,7 @@ def pass_at_k(num_trials: ArrayLike, num_correct: ArrayLike, k: int) -> float:
 def _as_1d(values: ArrayLike, name: str, func: str) -> NDArray[Any]:
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(
-            f"The {name!r} parameter of {func} must be one-dimensional. "
-            f"Got shape {array.shape} instead."
-        )
+        raise invalid(name, func, "one-dimensional", values, shown=f"shape {array.shape}")
     return array
 
 
@@ -296,12 +274,10 @@ def _check_paired(
     first: NDArray[Any], second: NDArray[Any], names: tuple[str, str], func: str
 ) -> None:
     if first.shape[0] != second.shape[0]:
-        raise ValueError(
-            f"The {names[0]!r} and {names[1]!r} parameters of {func} must have the same "
-            f"length. Got {first.shape[0]} and {second.shape[0]} instead."
-        )
+        rule = f"as long as {names[0]!r} ({first.shape[0]} items)"
+        raise invalid(names[1], func, rule, None, shown=f"{second.shape[0]} items")
     if first.shape[0] == 0:
-        raise ValueError(f"{func} needs at least one item. Got empty arrays.")
+        raise invalid(names[0], func, "a non-empty array", None, shown="an empty one")
 
 
 def cohen_kappa(a: ArrayLike, b: ArrayLike, *, replace_undefined_by: float = math.nan) -> float:
@@ -378,9 +354,9 @@ def expected_calibration_error(
     hits = _as_1d(correct, "correct", func)
     _check_paired(conf, hits, ("confidences", "correct"), func)
     if not np.all((conf >= 0.0) & (conf <= 1.0)):
-        raise ValueError(f"The 'confidences' parameter of {func} must lie within [0, 1].")
+        raise invalid("confidences", func, "an array of values within [0, 1]", confidences)
     if not np.all((hits == 0) | (hits == 1)):
-        raise ValueError(f"The 'correct' parameter of {func} must hold bools or 0/1.")
+        raise invalid("correct", func, "an array of bools or 0/1", correct)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     bins = np.searchsorted(edges[1:-1], conf, side="right")
     conf_per_bin = np.bincount(bins, weights=conf, minlength=n_bins)

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arbiter.contract import ClassificationMetrics, Interval, LabelMetrics
+from arbiter.params import invalid
 from arbiter.stats import wilson_interval
 
 __all__ = ["WILDCARD", "apply_label_map", "binary_label_map", "classification_metrics", "map_label"]
@@ -39,10 +40,8 @@ class _Counts:
 def _check_labels(labels: Sequence[str]) -> list[str]:
     chosen = list(labels)
     if not chosen or None in chosen or len(set(chosen)) != len(chosen):
-        raise ValueError(
-            "The 'labels' parameter of classification_metrics must be a non-empty "
-            f"sequence of unique labels. Got {chosen!r} instead."
-        )
+        rule = "a non-empty sequence of unique labels"
+        raise invalid("labels", "classification_metrics", rule, chosen)
     return chosen
 
 

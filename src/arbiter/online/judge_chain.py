@@ -12,7 +12,6 @@ counts how often a real judge answered.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
@@ -20,6 +19,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from arbiter.contract import JudgeAttempt, JudgeOutcome, Prediction
+from arbiter.params import check_number, invalid
 from arbiter.stats import wilson_interval
 
 __all__ = [
@@ -60,16 +60,10 @@ class CircuitBreaker:
         cooldown_s: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if isinstance(failure_threshold, bool) or failure_threshold < 1:
-            raise ValueError(
-                "The 'failure_threshold' parameter of CircuitBreaker must be a positive int. "
-                f"Got {failure_threshold!r} instead."
-            )
-        if not cooldown_s >= 0.0:
-            raise ValueError(
-                "The 'cooldown_s' parameter of CircuitBreaker must be a number >= 0. "
-                f"Got {cooldown_s!r} instead."
-            )
+        check_number(
+            failure_threshold, "failure_threshold", "CircuitBreaker", minimum=1, integer=True
+        )
+        check_number(cooldown_s, "cooldown_s", "CircuitBreaker", minimum=0.0)
         self.failure_threshold = failure_threshold
         self.cooldown_s = cooldown_s
         self._clock = clock
@@ -187,15 +181,13 @@ class JudgeChain:
         vocabulary: Sequence[str],
         breaker_factory: Callable[[], CircuitBreaker] = CircuitBreaker,
     ) -> None:
-        self.vocabulary = _check_vocabulary(vocabulary, "JudgeChain")
+        self.vocabulary = check_vocabulary(vocabulary, "JudgeChain")
         names = [judge.name for judge in judges]
         if len(set(names)) != len(names) or FALLBACK_SOURCE in names:
-            raise ValueError(
-                "The 'judges' parameter of JudgeChain must have unique names other than "
-                f"{FALLBACK_SOURCE!r}. Got {names} instead."
-            )
+            rule = f"judges with unique names other than {FALLBACK_SOURCE!r}"
+            raise invalid("judges", "JudgeChain", rule, names)
         for judge in judges:
-            _check_timeout(judge.timeout, "JudgeChain")
+            check_timeout(judge.timeout, "JudgeChain")
         self.judges: tuple[Judge, ...] = tuple(judges)
         self._breakers = {judge.name: breaker_factory() for judge in self.judges}
         self._canonical = {label.strip().casefold(): label for label in self.vocabulary}
@@ -314,21 +306,24 @@ def _describe(exc: BaseException) -> str:
     return line if len(line) <= 300 else line[:299] + "…"
 
 
-def _check_vocabulary(vocabulary: Sequence[str], owner: str) -> tuple[str, ...]:
+def check_vocabulary(vocabulary: Sequence[str], owner: str) -> tuple[str, ...]:
+    """The labels a judge may answer: a non-empty sequence of distinct, non-blank labels.
+
+    Raises:
+        InvalidParameter: It is not.
+    """
     labels = tuple(vocabulary)
     keys = {_key(label) for label in labels}
     if isinstance(vocabulary, str) or not labels or "" in keys or len(keys) != len(labels):
-        raise ValueError(
-            f"The 'vocabulary' parameter of {owner} must be a non-empty sequence of distinct, "
-            f"non-blank labels. Got {vocabulary!r} instead."
-        )
+        rule = "a non-empty sequence of distinct, non-blank labels"
+        raise invalid("vocabulary", owner, rule, vocabulary)
     return labels
 
 
-def _check_timeout(timeout: float, owner: str) -> float:
-    if isinstance(timeout, bool) or not (timeout > 0 and math.isfinite(timeout)):
-        raise ValueError(
-            f"The 'timeout' parameter of {owner} must be a positive number of seconds. "
-            f"Got {timeout!r} instead."
-        )
-    return float(timeout)
+def check_timeout(timeout: float, owner: str) -> float:
+    """A judge's timeout: a positive, finite number of seconds.
+
+    Raises:
+        InvalidParameter: It is not.
+    """
+    return float(check_number(timeout, "timeout", owner, minimum=0.0, open_min=True))

@@ -9,7 +9,6 @@ leave it; ``JudgeChain`` checks the label again for models without.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -19,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from arbiter.contract import Prediction
+from arbiter.online.judge_chain import check_timeout, check_vocabulary
 from arbiter.providers.base import CompletionRequest, Provider
 
 __all__ = ["JUDGE_PROMPT_VERSION", "JudgeVerdict", "LLMJudge", "judge_prompt"]
@@ -117,18 +117,8 @@ class LLMJudge:
         self.name = name
         self.provider = provider
         self.model = model
-        self.vocabulary = tuple(vocabulary)
-        if isinstance(vocabulary, str) or not self.vocabulary:
-            raise ValueError(
-                "The 'vocabulary' parameter of LLMJudge must be a non-empty sequence of "
-                f"labels. Got {vocabulary!r} instead."
-            )
-        if isinstance(timeout, bool) or not (timeout > 0 and math.isfinite(timeout)):
-            raise ValueError(
-                "The 'timeout' parameter of LLMJudge must be a positive number of seconds. "
-                f"Got {timeout!r} instead."
-            )
-        self.timeout = float(timeout)
+        self.vocabulary = check_vocabulary(vocabulary, "LLMJudge")
+        self.timeout = check_timeout(timeout, "LLMJudge")
         self.max_output_tokens = max_output_tokens
 
     def json_schema(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from arbiter.contract import OnlineResult, Prediction
 from arbiter.online.pipeline import OnlinePipeline
+from arbiter.params import check_choice, check_number
 
 __all__ = ["OnlineScorer"]
 
@@ -46,16 +47,9 @@ class OnlineScorer:
         workers: int = 4,
         on_result: Callable[[OnlineResult], Any] | None = None,
     ) -> None:
-        if max_queue < 1 or workers < 1:
-            raise ValueError(
-                "The 'max_queue' and 'workers' parameters of OnlineScorer must be positive "
-                f"ints. Got {max_queue!r} and {workers!r} instead."
-            )
-        if when_full not in ("drop_oldest", "reject"):
-            raise ValueError(
-                "The 'when_full' parameter of OnlineScorer must be 'drop_oldest' or "
-                f"'reject'. Got {when_full!r} instead."
-            )
+        check_number(max_queue, "max_queue", "OnlineScorer", minimum=1, integer=True)
+        check_number(workers, "workers", "OnlineScorer", minimum=1, integer=True)
+        check_choice(when_full, "when_full", "OnlineScorer", ("drop_oldest", "reject"))
         self.pipeline = pipeline
         self.max_queue = max_queue
         self.when_full = when_full

@@ -45,7 +45,7 @@ from arbiter.errors import (
 )
 from arbiter.http.errors import service_message
 from arbiter.http.redact import redact_url
-from arbiter.params import check_number
+from arbiter.params import check_number, invalid
 from arbiter.systems.base import ResponseMapping, check_headers
 
 __all__ = ["McpToolSystem"]
@@ -120,7 +120,7 @@ class McpToolSystem:
                 f"the MCP server URL must be http(s)://host/...; got {redact_url(url)!r}"
             )
         if not tool.strip():
-            raise InputError("The 'tool' parameter of McpToolSystem must not be empty.")
+            raise invalid("tool", "McpToolSystem", "a non-empty tool name", tool)
         check_number(timeout, "timeout", "McpToolSystem", minimum=0, open_min=True)
         check_headers(
             dict(headers or {}), url_has_credentials=bool(parsed.username), owner="mcp system"
