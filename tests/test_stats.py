@@ -277,8 +277,18 @@ def test_pass_hat_k_survives_trial_counts_whose_binomials_overflow() -> None:
     [
         ([3], [1], 0, "The 'k' parameter of pass_hat_k must be a positive int. Got 0"),
         ([3], [1], 4, "The 'k' parameter of pass_hat_k must be at most"),
-        ([3], [4], 1, "'num_correct' parameter of pass_hat_k must be an array whose entries lie in"),
-        ([3], [-1], 1, "'num_correct' parameter of pass_hat_k must be an array whose entries lie in"),
+        (
+            [3],
+            [4],
+            1,
+            "'num_correct' parameter of pass_hat_k must be an array whose entries",
+        ),
+        (
+            [3],
+            [-1],
+            1,
+            "'num_correct' parameter of pass_hat_k must be an array whose entries",
+        ),
         ([], [], 1, "at least one task"),
         ([3, 3], [1, 1, 1], 1, "an array of num_trials' shape"),
         ([3.0], [1], 1, "The 'num_trials' parameter of pass_hat_k must be an array of ints"),

@@ -12,6 +12,7 @@ import pytest
 from arbiter.contract import Report
 from arbiter.datasets import dump_dataset_jsonl
 from arbiter.store import Store
+from tests.helpers.cli import run_json
 from tests.helpers.data import yes_no_dataset
 
 
@@ -23,20 +24,7 @@ def data_file(tmp_path: Path) -> Path:
 
 
 def _run(cli: Any, data_file: Path, target: str, *extra: str) -> str:
-    result = cli(
-        "run",
-        "--dataset",
-        str(data_file),
-        "--target",
-        f"tests.helpers.systems:{target}",
-        "--quiet",
-        "--json",
-        *extra,
-    )
-    assert result.code == 0, result.err
-    run_id = Report.model_validate_json(result.out).run_id
-    assert run_id
-    return run_id
+    return run_json(cli, data_file, target, *extra)
 
 
 def _store(tmp_path: Path) -> Store:

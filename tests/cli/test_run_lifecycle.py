@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from arbiter.contract import PairResult, Report
+from arbiter.contract import PairResult
 from arbiter.datasets import dump_dataset_jsonl
 from arbiter.store import Store
+from tests.helpers.cli import run_json
 from tests.helpers.data import yes_no_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,20 +38,7 @@ def _store(tmp_path: Path) -> Store:
 
 
 def _run(cli: Any, data_file: Path, *extra: str, target: str = "mostly_right") -> str:
-    result = cli(
-        "run",
-        "--dataset",
-        str(data_file),
-        "--target",
-        f"tests.helpers.systems:{target}",
-        "--quiet",
-        "--json",
-        *extra,
-    )
-    assert result.code == 0, result.err
-    run_id = Report.model_validate_json(result.out).run_id
-    assert run_id
-    return run_id
+    return run_json(cli, data_file, target, *extra)
 
 
 def _partial_run(tmp_path: Path, done: int) -> str:

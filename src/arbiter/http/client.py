@@ -32,7 +32,7 @@ from arbiter.http.retry import RetryBudget, RetryPolicy
 from arbiter.http.retry_after import parse_retry_after
 from arbiter.params import check_number
 
-__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpClient", "JsonAnswer", "Refine"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpClient", "JsonAnswer", "Refine", "private_client"]
 
 Refine = Callable[[ArbiterError, int, Any], ArbiterError]
 """``(error, status, decoded body) -> error to raise``: a vendor's reading of an error."""
@@ -236,6 +236,17 @@ class HttpClient:
                 raise body_too_large(self.side, where, self.max_response_bytes)
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def private_client(
+    http: HttpClient | None, transport: httpx.AsyncBaseTransport | None
+) -> HttpClient:
+    """The client a provider, embedder or store calls through: the one given, else its own.
+
+    An own client does not retry (the registries' clients do, per ``Settings``), so one
+    built by hand in a test answers each failure at once.
+    """
+    return http if http is not None else HttpClient(side="provider", transport=transport)
 
 
 def _timeout_error(side: Side, where: str, timeout: float) -> ArbiterError:

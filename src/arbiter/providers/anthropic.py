@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from arbiter.errors import InvalidResponse
+from arbiter.http.client import HttpClient, private_client
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.shared import (
     Prices,
-    client_for,
     cut_off,
     json_object,
     require_key,
@@ -30,8 +30,6 @@ from arbiter.providers.shared import (
 
 if TYPE_CHECKING:
     import httpx
-
-    from arbiter.http.client import HttpClient
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "default_supports_effort"]
 
@@ -71,7 +69,7 @@ class AnthropicProvider:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
-        self._http = client_for(http, transport)
+        self._http = private_client(http, transport)
         self._prices = prices
         self._supports_effort = supports_effort or default_supports_effort
 

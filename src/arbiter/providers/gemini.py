@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from arbiter.errors import InvalidResponse
+from arbiter.http.client import HttpClient, private_client
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.schema import to_gemini_schema
 from arbiter.providers.shared import (
     Prices,
-    client_for,
     cut_off,
     gemini_refine,
     json_object,
@@ -28,8 +28,6 @@ from arbiter.providers.shared import (
 
 if TYPE_CHECKING:
     import httpx
-
-    from arbiter.http.client import HttpClient
 
 __all__ = ["GeminiProvider"]
 
@@ -58,7 +56,7 @@ class GeminiProvider:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
-        self._http = client_for(http, transport)
+        self._http = private_client(http, transport)
         self._prices = prices
 
     def __repr__(self) -> str:

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from arbiter.errors import InvalidResponse
+from arbiter.http.client import HttpClient, private_client
 from arbiter.params import check_choice
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.shared import (
     Prices,
-    client_for,
     cut_off,
     json_object,
     require_key,
@@ -37,8 +37,6 @@ from arbiter.providers.shared import (
 
 if TYPE_CHECKING:
     import httpx
-
-    from arbiter.http.client import HttpClient
 
 __all__ = ["Dialect", "OpenAIProvider"]
 
@@ -89,7 +87,7 @@ class OpenAIProvider:
         self.base_url = base_url.rstrip("/")
         self.dialect: Dialect = dialect
         self._api_key = api_key
-        self._http = client_for(http, transport)
+        self._http = private_client(http, transport)
         self._prices = prices
 
     def __repr__(self) -> str:

@@ -50,43 +50,28 @@ def _secret(value: object) -> str | None:
     return str(getter()) if callable(getter) else None
 
 
-def _openai(settings: Settings, http: HttpClient) -> Provider:
-    from arbiter.providers.openai import OpenAIProvider
+def _openai_compatible(name: str) -> ProviderFactory:
+    """The factory of an OpenAI-compatible server: OpenAI itself, llama.cpp or Ollama."""
 
-    return OpenAIProvider(
-        "openai",
-        base_url=settings.openai_base_url,
-        api_key=_secret(settings.openai_api_key),
-        dialect=settings.openai_dialect,
-        http=http,
-        prices=settings.model_prices,
-    )
+    def build(settings: Settings, http: HttpClient) -> Provider:
+        from arbiter.providers.openai import OpenAIProvider
 
+        endpoints = {
+            "openai": (settings.openai_base_url, settings.openai_dialect),
+            "llama_cpp": (settings.llama_cpp_url, "llama_cpp"),
+            "ollama": (settings.ollama_url, "ollama"),
+        }
+        base_url, dialect = endpoints[name]
+        return OpenAIProvider(
+            name,
+            base_url=base_url,
+            api_key=_secret(settings.openai_api_key) if name == "openai" else None,
+            dialect=dialect,
+            http=http,
+            prices=settings.model_prices,
+        )
 
-def _llama_cpp(settings: Settings, http: HttpClient) -> Provider:
-    from arbiter.providers.openai import OpenAIProvider
-
-    return OpenAIProvider(
-        "llama_cpp",
-        base_url=settings.llama_cpp_url,
-        api_key=None,
-        dialect="llama_cpp",
-        http=http,
-        prices=settings.model_prices,
-    )
-
-
-def _ollama(settings: Settings, http: HttpClient) -> Provider:
-    from arbiter.providers.openai import OpenAIProvider
-
-    return OpenAIProvider(
-        "ollama",
-        base_url=settings.ollama_url,
-        api_key=None,
-        dialect="ollama",
-        http=http,
-        prices=settings.model_prices,
-    )
+    return build
 
 
 def _anthropic(settings: Settings, http: HttpClient) -> Provider:
@@ -114,10 +99,10 @@ def _mock(settings: Settings, http: HttpClient) -> Provider:
 _BUILTINS: dict[str, ProviderFactory] = {
     "anthropic": _anthropic,
     "gemini": _gemini,
-    "llama_cpp": _llama_cpp,
+    "llama_cpp": _openai_compatible("llama_cpp"),
     "mock": _mock,
-    "ollama": _ollama,
-    "openai": _openai,
+    "ollama": _openai_compatible("ollama"),
+    "openai": _openai_compatible("openai"),
 }
 
 

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arbiter.contract import Usage
 from arbiter.errors import ArbiterError, InvalidResponse, ProviderAuthError, RateLimited
 
-if TYPE_CHECKING:
-    import httpx
-
-    from arbiter.http.client import HttpClient
-
 __all__ = [
     "Prices",
-    "client_for",
     "cut_off",
     "gemini_refine",
     "json_object",
@@ -32,19 +26,6 @@ Prices = Mapping[str, tuple[float, float]]
 """USD per million input tokens and per million output tokens, by model name."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.rpc.RetryInfo: "30s", "1.5s"
-
-
-def client_for(http: HttpClient | None, transport: httpx.AsyncBaseTransport | None) -> HttpClient:
-    """The client a provider calls through: the one given, else a private one.
-
-    A private client does not retry (the registry's clients do, per ``Settings``), so a
-    provider built by hand in a test answers each failure at once.
-    """
-    if http is not None:
-        return http
-    from arbiter.http.client import HttpClient
-
-    return HttpClient(side="provider", transport=transport)
 
 
 def cut_off(where: str, max_output_tokens: int) -> InvalidResponse:

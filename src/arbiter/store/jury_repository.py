@@ -228,16 +228,7 @@ def get_jury_run(store: Store, run_id: str) -> JuryRunInfo:
         StoreError: No run, or more than one, matches ``run_id``.
     """
     with store.guard("read jury runs"), store.session() as session:
-        row = session.get(JuryRunRow, run_id)
-        if row is None:
-            matches = session.scalars(
-                select(JuryRunRow).where(JuryRunRow.id.startswith(run_id, autoescape=True)).limit(2)
-            ).all()
-            if len(matches) != 1:
-                what = "no jury run" if not matches else "more than one jury run"
-                raise StoreError(f"{what} matches id {run_id!r} in {store.describe()}")
-            row = matches[0]
-        return _info(session, row)
+        return _info(session, store.by_prefix(session, JuryRunRow, run_id, "jury run"))
 
 
 def list_jury_runs(

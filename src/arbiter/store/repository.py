@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, Table, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import make_url
@@ -42,6 +42,8 @@ LEASE_TTL_S = 60.0
 """A lease whose holder has not renewed it for this long may be taken over."""
 
 _RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
+
+R = TypeVar("R")
 
 
 def _now() -> datetime:
@@ -169,6 +171,30 @@ class Store:
             yield
         except SQLAlchemyError as exc:
             raise StoreUnavailable(f"cannot {action} in {self.describe()}: {_cause(exc)}") from None
+
+    def by_prefix(self, session: Session, table: type[R], key: str, what: str) -> R:
+        """The row of ``table`` whose id is ``key`` or starts with it, if only one does.
+
+        Args:
+            session: An open session.
+            table: A table with a string ``id`` primary key.
+            key: An id, or a unique prefix of one.
+            what: What the rows are, for the message ("run", "jury run").
+
+        Raises:
+            StoreError: No row, or more than one, matches.
+        """
+        row = session.get(table, key)
+        if row is not None:
+            return row
+        column = table.id  # type: ignore[attr-defined]
+        matches = session.scalars(
+            select(table).where(column.startswith(key, autoescape=True)).limit(2)
+        ).all()
+        if len(matches) != 1:
+            found = f"no {what}" if not matches else f"more than one {what}"
+            raise StoreError(f"{found} matches id {key!r} in {self.describe()}")
+        return matches[0]
 
     def describe(self) -> str:
         """The store's URL with any password hidden."""
@@ -320,16 +346,7 @@ class Store:
             StoreError: No run, or more than one, matches ``run_id``.
         """
         with self.guard("read a run"), self.session() as session:
-            row = session.get(RunRow, run_id)
-            if row is None:
-                matches = session.scalars(
-                    select(RunRow).where(RunRow.id.startswith(run_id, autoescape=True)).limit(2)
-                ).all()
-                if len(matches) != 1:
-                    what = "no run" if not matches else "more than one run"
-                    raise StoreError(f"{what} matches id {run_id!r} in {self.describe()}")
-                row = matches[0]
-            return self._info(session, row)
+            return self._info(session, self.by_prefix(session, RunRow, run_id, "run"))
 
     def list_runs(self, *, limit: int = 50) -> list[RunInfo]:
         """The most recent runs, newest first."""

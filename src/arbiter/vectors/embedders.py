@@ -138,15 +138,32 @@ class _RemoteEmbedder:
         check_number(timeout, "timeout", owner, minimum=0, open_min=True)
         self._dimension = dimension
         self.timeout = timeout
-        if http is None:
-            from arbiter.http.client import HttpClient
+        from arbiter.http.client import private_client
 
-            http = HttpClient(side="provider", transport=transport)
-        self._http = http
+        self._http = private_client(http, transport)
 
     async def aclose(self) -> None:
         """Close the embedder's connection pool."""
         await self._http.aclose()
+
+    async def _post(
+        self,
+        url: str,
+        body: dict[str, Any],
+        *,
+        headers: dict[str, str] | None = None,
+        secrets: tuple[str | None, ...] = (),
+    ) -> Mapping[str, Any]:
+        """POST a request and return the answer's JSON object (empty when it is not one)."""
+        answer = await self._http.post_json(
+            url,
+            body,
+            where=self.name.replace(":", " ", 1),
+            headers=headers,
+            timeout=self.timeout,
+            secrets=secrets,
+        )
+        return answer.document if isinstance(answer.document, Mapping) else {}
 
     @property
     def dimension(self) -> int:
@@ -220,13 +237,8 @@ class OllamaEmbedder(_RemoteEmbedder):
         """
         if not texts:
             return []
-        answer = await self._http.post_json(
-            self.endpoint,
-            {"model": self.model, "input": [self.prefix + text for text in texts]},
-            where=f"ollama {self.model}",
-            timeout=self.timeout,
-        )
-        document = answer.document if isinstance(answer.document, Mapping) else {}
+        body = {"model": self.model, "input": [self.prefix + text for text in texts]}
+        document = await self._post(self.endpoint, body)
         return self._checked(document.get("embeddings"), len(texts))
 
 
@@ -270,15 +282,8 @@ class OpenAIEmbedder(_RemoteEmbedder):
         if not texts:
             return []
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        answer = await self._http.post_json(
-            self.endpoint,
-            {"model": self.model, "input": list(texts)},
-            where=f"openai {self.model}",
-            headers=headers,
-            timeout=self.timeout,
-            secrets=(self._api_key,),
-        )
-        document = answer.document if isinstance(answer.document, Mapping) else {}
+        body = {"model": self.model, "input": list(texts)}
+        document = await self._post(self.endpoint, body, headers=headers, secrets=(self._api_key,))
         data = document.get("data")
         if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
             raise InvalidResponse(f"{self.name}: the answer has no 'data' list of objects")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from arbiter.errors import InputError
 from arbiter.plugins import Registry
@@ -129,12 +129,8 @@ class EmbedderRegistry(Registry[EmbedderFactory]):
         self.add(kind, factory, replace=replace)
 
     def build(self, options: Mapping[str, Any], settings: Settings, http: HttpClient) -> Embedder:
-        """The embedder ``options["kind"]`` names, built from its options.
-
-        Raises:
-            InputError: The kind is missing or not registered, or an option is invalid.
-        """
-        return self.factory(options.get("kind"))(options, settings, http)
+        """The embedder ``options["kind"]`` names (see :func:`build_backend`)."""
+        return build_backend(self, options, settings, http)
 
 
 class VectorStoreRegistry(Registry[VectorStoreFactory]):
@@ -166,9 +162,22 @@ class VectorStoreRegistry(Registry[VectorStoreFactory]):
     def build(
         self, options: Mapping[str, Any], settings: Settings, http: HttpClient
     ) -> VectorStore:
-        """The vector store ``options["kind"]`` names, built from its options.
+        """The vector store ``options["kind"]`` names (see :func:`build_backend`)."""
+        return build_backend(self, options, settings, http)
 
-        Raises:
-            InputError: The kind is missing or not registered, or an option is invalid.
-        """
-        return self.factory(options.get("kind"))(options, settings, http)
+
+T = TypeVar("T")
+
+
+def build_backend(
+    registry: Registry[Callable[[Mapping[str, Any], Settings, HttpClient], T]],
+    options: Mapping[str, Any],
+    settings: Settings,
+    http: HttpClient,
+) -> T:
+    """The backend ``options["kind"]`` names, built from its options.
+
+    Raises:
+        InputError: The kind is missing or not registered, or an option is invalid.
+    """
+    return registry.factory(options.get("kind"))(options, settings, http)

@@ -58,11 +58,9 @@ class UpstashVectorStore:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._token = token
-        if http is None:
-            from arbiter.http.client import HttpClient
+        from arbiter.http.client import private_client
 
-            http = HttpClient(side="provider", transport=transport)
-        self._http = http
+        self._http = private_client(http, transport)
 
     async def aclose(self) -> None:
         """Close the store's connection pool."""
