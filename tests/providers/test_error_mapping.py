@@ -336,7 +336,7 @@ def test_parse_structured_says_not_json() -> None:
 
 def test_parse_structured_names_a_nested_bad_field() -> None:
     bad = {**CRITIQUE, "callouts": [{**CRITIQUE["callouts"][0], "kind": "wrong"}]}
-    with pytest.raises(InvalidResponse, match=r"field 'callouts\.0\.kind'") as caught:
+    with pytest.raises(InvalidResponse, match=r"field 'callouts\[0\]\.kind'") as caught:
         parse_structured(json.dumps(bad), Critique)
     assert isinstance(caught.value, ProviderError)
 

@@ -36,15 +36,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from arbiter.contract import Dataset, Example
-from arbiter.datasets.jsonio import (
-    describe_validation_error,
-    iter_json_lines,
-    json_type,
-    parse_json,
-    parse_scalar,
-    read_text,
-)
+from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, parse_scalar, read_text
 from arbiter.errors import InputError
+from arbiter.validation import describe_validation_error
 
 __all__ = ["SUPPORTED_SUFFIXES", "dump_dataset_jsonl", "load_dataset"]
 

@@ -32,7 +32,6 @@ from arbiter.contract import (
     RunConfig,
     RunStatus,
 )
-from arbiter.datasets.jsonio import format_loc
 from arbiter.errors import SystemCrashed, SystemTimeout, SystemUnderTestError
 from arbiter.harness.report import build_report, is_correct
 from arbiter.harness.sink import Lease, RunStore
@@ -40,6 +39,7 @@ from arbiter.http.retry import RetryBudget, RetryPolicy
 from arbiter.params import Interval, invalid, validate_params
 from arbiter.systems.base import SystemUnderTest
 from arbiter.telemetry import Telemetry
+from arbiter.validation import describe_validation_error, format_loc
 
 __all__ = [
     "HEARTBEAT_S",
@@ -318,7 +318,8 @@ def _config(**options: Any) -> RunConfig:
     except ValidationError as exc:  # what the declared checks let through (a label map)
         first = exc.errors(include_url=False)[0]
         name = format_loc(first["loc"], RunConfig) or "options"
-        raise invalid(name, "run_eval", "valid: " + first["msg"], first.get("input")) from None
+        rule = f"valid ({describe_validation_error(exc, RunConfig)})"
+        raise invalid(name, "run_eval", rule, first.get("input")) from None
 
 
 async def _heartbeat(lease: Lease) -> None:

@@ -19,13 +19,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arbiter.contract import Case
-from arbiter.datasets.jsonio import (
-    describe_validation_error,
-    iter_json_lines,
-    json_type,
-    read_text,
-)
+from arbiter.datasets.jsonio import iter_json_lines, json_type, read_text
 from arbiter.errors import InputError
+from arbiter.validation import describe_validation_error
 
 __all__ = ["bundled_cases_path", "load_cases"]
 

@@ -23,9 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arbiter.datasets.jsonio import read_json_file, validate_document
+from arbiter.datasets.jsonio import read_json_file
 from arbiter.online.grounding import GroundingConfig
 from arbiter.online.rules import Condition, RuleSet, default_rules, load_rules
+from arbiter.validation import validate_document
 
 __all__ = [
     "ConsistencyConfig",

@@ -26,7 +26,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arbiter.datasets.jsonio import read_json_file, validate_document
+from arbiter.datasets.jsonio import read_json_file
+from arbiter.validation import validate_document
 
 __all__ = [
     "ComparisonOp",

@@ -9,6 +9,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from arbiter.errors import InvalidResponse
+from arbiter.validation import describe_validation_error
 
 __all__ = ["parse_structured"]
 
@@ -52,9 +53,5 @@ def parse_structured(text: str, model: type[T]) -> T:
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(root)"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise InvalidResponse(
-            f"answer does not match {model.__name__}: field {field!r}: {first['msg']}{more}"
-        ) from None
+        reason = describe_validation_error(exc, model)
+        raise InvalidResponse(f"answer does not match {model.__name__}: {reason}") from None

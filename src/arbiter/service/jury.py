@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from arbiter.contract import Case, Judgment, JuryRunInfo, JuryRunKind, JuryRunStatus, Verdict
-from arbiter.datasets.jsonio import describe_validation_error, read_json_file
+from arbiter.datasets.jsonio import read_json_file
 from arbiter.errors import InputError
 from arbiter.jury.audit import VerdictChange, replay_judgment, write_artifact
 from arbiter.jury.cases import bundled_cases_path, load_cases
@@ -35,6 +35,7 @@ from arbiter.store.jury_repository import (
     load_judgments,
     save_judgment,
 )
+from arbiter.validation import describe_validation_error
 
 __all__ = [
     "JudgedRun",

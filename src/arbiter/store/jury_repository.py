@@ -30,6 +30,7 @@ from arbiter.contract import (
 from arbiter.errors import StoreError
 from arbiter.store.jury_models import CritiqueRow, JuryRunRow, VerdictRow
 from arbiter.store.repository import Store, new_run_id
+from arbiter.validation import describe_validation_error
 
 __all__ = [
     "create_jury_run",
@@ -138,11 +139,9 @@ def _outcome(row: CritiqueRow) -> CriticOutcome:
     try:
         critique = Critique.model_validate(row.critique) if row.critique is not None else None
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(root)"
         raise StoreError(
             f"run {row.run_id}, case {row.case_id!r}, critic {row.critic!r}: the stored "
-            f"critique is invalid: field {field!r}: {first['msg']}"
+            f"critique is invalid: {describe_validation_error(exc, Critique)}"
         ) from None
     usage = (
         Usage(

@@ -19,6 +19,7 @@ from arbiter.contract import OnlineResult
 from arbiter.errors import StoreError
 from arbiter.store.online_models import OnlineResultRow
 from arbiter.store.repository import Store
+from arbiter.validation import describe_validation_error
 
 __all__ = ["count_online_results", "load_online_results", "save_online_results"]
 
@@ -86,8 +87,5 @@ def load_online_results(
     try:
         return [OnlineResult.model_validate(document) for document in documents]
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(root)"
-        raise StoreError(
-            f"batch {batch_id}: a stored online result is invalid: {field!r}: {first['msg']}"
-        ) from None
+        reason = describe_validation_error(exc, OnlineResult)
+        raise StoreError(f"batch {batch_id}: a stored online result is invalid: {reason}") from None

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from arbiter.contract import Prediction
 from arbiter.errors import InputError, InvalidSystemResponse, SystemCrashed, SystemUnderTestError
+from arbiter.validation import describe_validation_error
 
 __all__ = ["PythonSystem", "resolve_target"]
 
@@ -186,10 +187,9 @@ def _as_prediction(result: Any, target: str) -> Prediction:
         try:
             return Prediction.model_validate(result)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "prediction"
+            reason = describe_validation_error(exc, Prediction)
             raise InvalidSystemResponse(
-                f"{target} returned an invalid prediction: field {where!r}: {first['msg']}"
+                f"{target} returned an invalid prediction: {reason}"
             ) from None
     raise InvalidSystemResponse(
         f"{target} returned {type(result).__name__}; expected a Prediction, dict or label string"
