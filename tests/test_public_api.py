@@ -34,3 +34,68 @@ def test_import_does_no_work_and_reads_no_environment() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+ENGINES_AND_HEAVY_LIBRARIES = (
+    "arbiter.harness",
+    "arbiter.jury",
+    "arbiter.online",
+    "arbiter.store",
+    "arbiter.service",
+    "arbiter.systems",
+    "arbiter.providers",
+    "pydantic",
+    "sqlalchemy",
+    "numpy",
+    "httpx",
+    "aiohttp",
+    "mcp",
+    "opentelemetry",
+)
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = code + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))\n"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(
+        m
+        for m in modules
+        if any(m == h or m.startswith(h + ".") for h in ENGINES_AND_HEAVY_LIBRARIES)
+    )
+
+
+def test_import_arbiter_loads_no_engine_and_no_heavy_library() -> None:
+    assert _heavy(_loaded_after("import arbiter")) == []
+
+
+def test_a_public_name_loads_its_module_on_first_use() -> None:
+    loaded = _loaded_after("import arbiter\narbiter.run_eval")
+    assert "arbiter.harness.runner" in loaded
+    assert "arbiter.store" not in loaded  # the runner receives its store; it never imports one
+
+
+def test_the_command_line_help_and_version_load_no_engine() -> None:
+    for flag in ("--help", "--version"):
+        code = (
+            "import contextlib, io\n"
+            "from arbiter.cli.main import main\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main([{flag!r}])\n"
+        )
+        assert _heavy(_loaded_after(code)) == [], flag
+
+
+def test_version_prints_the_package_version(cli: object) -> None:
+    result = cli("--version")  # type: ignore[operator]
+    assert result.code == 0
+    assert result.out.strip() == f"arbiter {arbiter.__version__}"
+
+
+def test_the_package_version_is_the_distribution_s() -> None:
+    from importlib.metadata import version
+
+    assert version("arbiter") == arbiter.__version__
