@@ -142,7 +142,9 @@ def judgment_summary(console: Console, cases: Sequence[Case], verdicts: Sequence
 def demo(console: Console, cases: Sequence[Case], verdicts: Sequence[Verdict]) -> None:
     """The compact jury section of ``arbiter demo``."""
     _plain(
-        console, "\njury: three critics (factual, logical, adversary) on the mock provider", "bold"
+        console,
+        "\njury: three offline critics (factual, logical, adversary): the string detectors",
+        "bold",
     )
     for case, verdict in zip(cases, verdicts, strict=True):
         line = Text(f"  {escape.terminal(case.id, single_line=True):<10} ")
