@@ -45,7 +45,8 @@ class Settings(BaseSettings):
     (``ARBITER_PROVIDER_CONCURRENCY``)."""
     provider_limits: dict[str, int] = Field(default_factory=dict)
     """Per-provider overrides of ``provider_concurrency``, as JSON
-    (``ARBITER_PROVIDER_LIMITS='{"llama_cpp": 2}'``)."""
+    (``ARBITER_PROVIDER_LIMITS='{"llama_cpp": 2}'``); embedders and vector stores of the
+    online pipeline go by ``embedder:<kind>`` and ``store:<kind>``."""
     max_response_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     """Largest answer read from a system under test, provider, embedder or vector store;
     a larger one is an invalid response (``ARBITER_MAX_RESPONSE_BYTES``, default 16 MiB)."""

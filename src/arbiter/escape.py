@@ -31,7 +31,7 @@ _TERMINAL_UNSAFE_LINES = re.compile(_TERMINAL_UNSAFE.pattern[:-1] + "\n\t]")
 # What XML 1.0 cannot carry at all: C0 controls but tab/newline/return, lone
 # surrogates, U+FFFE and U+FFFF.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()|~])")
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -44,9 +44,12 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
             which are dropped so the location reads as the author wrote the document.
     """
     errors = exc.errors(include_url=False)
-    loc = format_loc(errors[0]["loc"], model)
-    message = " ".join(str(errors[0]["msg"]).split())
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    # A value failing a union fails every member; the members of another type ("should
+    # be a valid list") say nothing the author needs when the member they meant failed.
+    informative = [e for e in errors if not str(e["type"]).endswith("_type")] or errors
+    loc = format_loc(informative[0]["loc"], model)
+    message = " ".join(str(informative[0]["msg"]).split()).removeprefix("Value error, ")
+    more = f" (and {len(informative) - 1} more)" if len(informative) > 1 else ""
     return (f"field {loc!r}: {message}" if loc else message) + more
 
 
@@ -91,6 +94,9 @@ def _union_members(annotation: Any) -> tuple[Any, ...] | None:
 
 def _member_for(members: tuple[Any, ...], tag: str) -> Any:
     for member in members:
+        origin = get_origin(member)
+        if origin is not None and tag.startswith(f"{getattr(origin, '__name__', '')}["):
+            return member  # "list[...]" names the list member
         if getattr(member, "__name__", None) == tag:
             return member
         fields = getattr(member, "model_fields", None)

@@ -179,7 +179,7 @@ def test_a_bad_case_file_exits_3_naming_file_line_and_field(
         ("[]", "a roster must be a non-empty JSON list"),
         ('[{"name": "a", "lens": "cynic"}]', "[0]: field 'lens'"),
         ('[{"name": "a"}, {"name": "a"}]', "critic name 'a' appears twice"),
-        ('[{"name": "a", "provider": "nope"}]', "[0].provider: 'nope' is not one of"),
+        ('[{"name": "a", "provider": "nope"}]', "[0]: field 'provider': 'nope' is not one of"),
         ("{not json", "roster.json:1:2: invalid JSON"),
     ],
 )
@@ -301,7 +301,7 @@ def test_replay_exits_0_then_1_once_a_stored_critique_is_tampered_with(
 def test_demo_also_judges_a_clean_and_a_broken_bundled_case(cli: Any) -> None:
     result = cli("demo", "--quiet")
     assert result.code == 0, result.err
-    assert "jury: three critics" in result.out
+    assert "jury: three offline critics" in result.out
     assert "clean_01" in result.out
     assert "multi_02" in result.out
 

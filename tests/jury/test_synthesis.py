@@ -285,3 +285,25 @@ def test_a_quote_from_a_critic_that_scored_five_does_not_corroborate() -> None:
     (finding,) = verdict.findings
     assert finding.critics == ["f", "l"]
     assert not finding.corroborated  # as the decision counted it
+
+
+async def test_an_empty_output_is_rejected_without_calling_a_critic() -> None:
+    from arbiter.contract import Case
+    from arbiter.jury.critics import CriticSpec
+    from arbiter.jury.jury import Jury
+    from arbiter.providers.mock import MockProvider
+
+    spy = MockProvider()
+    jury = Jury([CriticSpec(name="a", provider="spy", model="m")], providers={"spy": spy})
+    for empty in ("", " \n\t"):
+        verdict = await jury.judge_async(Case(id="e", task="t", context="c", output=empty))
+        assert verdict.decision == "REJECT"
+        assert not verdict.escalate
+        assert verdict.reasons == ["the output is empty: nothing in it answers the task"]
+    assert spy.requests == []  # no model is billed to say an empty answer answers nothing
+
+
+def test_a_lone_critic_s_uncorroborated_contradiction_does_not_claim_disagreement() -> None:
+    verdict = synthesize(OUTPUT, [critic("a", (2, 5, 5), contradiction())])
+    assert verdict.escalate
+    assert "escalate: one critic alone cannot corroborate its finding" in verdict.reasons

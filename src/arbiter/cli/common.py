@@ -136,12 +136,20 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Progress
     )
     # The description is a file or run name: never markup.
     task = progress.add_task(escape.terminal(description).replace("[", r"\["), total=None)
+    started = False
 
     def update(done: int, total: int) -> None:
+        nonlocal started
+        if not started:  # drawn at the first figure: a refusal before it prints no bar
+            progress.start()
+            started = True
         progress.update(task, completed=done, total=total)
 
-    with progress:
+    try:
         yield update
+    finally:
+        if started:
+            progress.stop()
 
 
 def read_argument_file(value: str, option: str) -> str:

@@ -43,6 +43,11 @@ def _plain(console: Console, text: str = "", style: str | None = None) -> None:
     console.print(Text(escape.terminal(text), style=style or ""), soft_wrap=True)
 
 
+def _one(value: str) -> str:
+    """A model-written claim, quote or rival on one line, bounded, controls shown."""
+    return escape.terminal(value, single_line=True, limit=_QUOTE_LIMIT)
+
+
 def _t(value: object, style: str = "") -> Text:
     return Text(escape.terminal(value, single_line=True, limit=_QUOTE_LIMIT), style=style)
 
@@ -98,17 +103,17 @@ def judgment(console: Console, case: Case, verdict: Verdict, *, header: bool = F
         _plain(
             console,
             f"[{len(finding.critics)}/{live}] {tag} {finding.dimension} {finding.kind} "
-            f"{escape.clip(finding.claim, _QUOTE_LIMIT)}",
+            f"{_one(finding.claim)}",
             "bold" if finding.corroborated else None,
         )
-        _plain(console, f"  > {escape.clip(finding.quote, _QUOTE_LIMIT)}")
+        _plain(console, f"  > {_one(finding.quote)}")
         if finding.rival:
-            _plain(console, f"  rival: {escape.clip(finding.rival, _QUOTE_LIMIT)}")
+            _plain(console, f"  rival: {_one(finding.rival)}")
         _plain(console, f"  critics: {', '.join(finding.critics)}", "dim")
     if verdict.opinions:
         _plain(console, "opinions (quote not in the output, so outvoted by the median):")
     for opinion in verdict.opinions:
-        claim, quote = (escape.clip(t, _QUOTE_LIMIT) for t in (opinion.claim, opinion.quote))
+        claim, quote = _one(opinion.claim), _one(opinion.quote)
         _plain(console, f"  - {opinion.dimension}: {claim}  \u201c{quote}\u201d")
     console.print(verdict_line(verdict), soft_wrap=True)
     escalations = [r.removeprefix("escalate: ") for r in verdict.reasons if r.startswith("escal")]
@@ -155,10 +160,9 @@ def demo(console: Console, cases: Sequence[Case], verdicts: Sequence[Verdict]) -
         console.print(line, soft_wrap=True)
         for finding in verdict.findings:
             tag = "CORROBORATED" if finding.corroborated else "unconfirmed"
-            rival = f" (rival: {finding.rival})" if finding.rival else ""
-            claim = escape.clip(finding.claim, _QUOTE_LIMIT)
-            _plain(console, f"    [{len(finding.critics)}] {tag} {claim}{rival}")
-            _plain(console, f"      > {escape.clip(finding.quote, _QUOTE_LIMIT)}")
+            rival = f" (rival: {_one(finding.rival)})" if finding.rival else ""
+            _plain(console, f"    [{len(finding.critics)}] {tag} {_one(finding.claim)}{rival}")
+            _plain(console, f"      > {_one(finding.quote)}")
         if not verdict.findings:
             _plain(console, f"    {verdict.reasons[0]}")
 

@@ -70,7 +70,10 @@ class Jury:
         return await run_critic(spec, self.provider(spec.provider), case)
 
     async def judge_async(self, case: Case) -> Verdict:
-        """Judge one case."""
+        """Judge one case. An output with no text is rejected without asking any critic:
+        nothing in it could answer the task, and no model should be billed to say so."""
+        if not case.output.strip():
+            return synthesize(case.output, [])
         return synthesize(case.output, await self.critique(case))
 
     async def judge_many(

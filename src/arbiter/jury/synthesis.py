@@ -137,13 +137,13 @@ def _decide(low: Sequence[Sequence[bool]], clusters: Sequence[_Cluster]) -> _Out
             (f"hard block: a contradiction quoted by {len(corroborated[0].critics)} critics",),
         )
     if contradictions:
+        why = (
+            "escalate: critics disagree and the finding is not corroborated"
+            if n > 1
+            else "escalate: one critic alone cannot corroborate its finding"
+        )
         return _Outcome(
-            "REVISE",
-            True,
-            (
-                "a quoted contradiction that no second critic corroborates",
-                "escalate: critics disagree and the finding is not corroborated",
-            ),
+            "REVISE", True, ("a quoted contradiction that no second critic corroborates", why)
         )
     if any(c.kind == "unsupported" and who for c, who in counted):
         return _Outcome("REVISE", False, ("a quoted claim the context does not support",))

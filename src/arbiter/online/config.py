@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arbiter.datasets.jsonio import read_json_file
 from arbiter.online.grounding import GroundingConfig
-from arbiter.online.rules import Condition, RuleSet, default_rules, load_rules
+from arbiter.online.rules import Condition, Rule, RuleSet, default_rules, load_rules
 from arbiter.validation import validate_document
 
 __all__ = [
@@ -141,7 +141,7 @@ class DisagreementConfig(_Strict):
 class OnlineConfig(_Strict):
     """What the online pipeline runs. Every expensive layer is off unless configured."""
 
-    rules: RuleSet | str | None = None
+    rules: list[Rule] | RuleSet | str | None = None
     """A rule set (or a bare list of rules), the path of a rule file, or None for the
     bundled Synapse-style rules."""
     vocabulary: list[str] | None = None
@@ -167,10 +167,11 @@ class OnlineConfig(_Strict):
     judges: list[JudgeConfig] = Field(default_factory=list)
     """Layer 4: the judge chain, in order; empty switches it off."""
 
-    @field_validator("rules", mode="before")
+    @field_validator("rules", mode="after")
     @classmethod
     def _bare_list_of_rules(cls, value: Any) -> Any:
-        return {"rules": value} if isinstance(value, list) else value
+        # Validated as a list (so an error reads rules[0].threshold), kept as a set.
+        return RuleSet(rules=value) if isinstance(value, list) else value
 
     @classmethod
     def load(cls, path: str | Path) -> OnlineConfig:

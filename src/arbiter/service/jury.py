@@ -108,7 +108,9 @@ def load_roster(path: Path) -> list[CriticSpec]:
             raise InputError(f"{path}: [{i}]: {reason}") from None
         if spec.provider not in names:
             known = ", ".join(names)
-            raise InputError(f"{path}: [{i}].provider: {spec.provider!r} is not one of {known}")
+            raise InputError(
+                f"{path}: [{i}]: field 'provider': {spec.provider!r} is not one of {known}"
+            )
         specs.append(spec)
     given = [s.name for s in specs]
     if len(set(given)) != len(given):

@@ -67,6 +67,8 @@ def _cause(exc: SQLAlchemyError) -> str:
 
 
 def _process_exists(pid: int) -> bool:
+    """Whether ``pid`` is a live process of this host (a zombie, killed but not yet
+    reaped by its parent, is not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -75,7 +77,11 @@ def _process_exists(pid: int) -> bool:
         return True
     except OSError:
         return False
-    return True
+    try:  # Linux: the state after the command name in /proc/<pid>/stat; Z is a zombie
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 class RunLease:
