@@ -127,3 +127,27 @@ def test_dotenv_is_read_but_a_real_env_var_wins(
 def test_unusable_url_is_a_store_error() -> None:
     with pytest.raises(StoreError, match="cannot open the store"):
         Store("nosuchdialect://x/y")
+
+
+def test_a_lease_held_by_a_killed_but_unreaped_process_can_be_taken_over(store: Store) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from arbiter.store.models import RunLeaseRow
+    from arbiter.store.repository import _process_exists
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while _process_exists(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)  # it exits at once; not waited for, it stays a zombie
+    assert not _process_exists(child.pid)
+    run_id = _new_run(store)
+    lease = store.acquire_lease(run_id)
+    with store.session() as session, session.begin():  # as if the child had taken it
+        session.execute(
+            RunLeaseRow.__table__.update().values(pid=child.pid)  # type: ignore[attr-defined]
+        )
+    taken = store.acquire_lease(run_id)  # the holder is a zombie: dead
+    assert taken.owner != lease.owner
+    child.wait()
