@@ -10,9 +10,10 @@ reading of a text, so every case set below is made of DISTINCT texts where it sa
 and the text caches are emptied before each repeat (the figure is the cold one). Timed,
 best of ``--repeats``:
 
-1. baseline: the same jury machinery (request building, JSON parsing, synthesis) with a
-   provider that answers a fixed clean critique without running any detector; the floor
-   the detectors add to.
+1. baseline: the same jury machinery (request building, JSON parsing, synthesis) with the
+   three critics on a provider named ``fixed`` that answers a fixed clean critique
+   without running any detector (a ``mock`` critic would run the detectors itself, in
+   ``arbiter.jury.offline``); the floor the detectors add to.
 2. set A: n distinct bundled-size cases, the 72 bundled cases cycled with a unique
    letters-only tag on every copy's task, context and output.
 3. set B: n distinct cases, the 72 bundled cases then SummEdits rows round-robin over its
@@ -23,9 +24,15 @@ best of ``--repeats``:
    as ``arbiter jury eval`` schedules them, without its store).
 5. the 72 bundled cases repeated up to n, untagged: warm caches after the first 72, the
    flattering figure, shown for contrast.
+6. one long case: an output of 100,000 characters and a context as long, made of the
+   outputs and contexts of set B (or A) joined, every copy tagged unique; then one of
+   1,000,000 characters, made the same way from further copies (other tags). The
+   detectors must take time linear in the length of the texts: the 1M case should take
+   about 10x the 100k one, and under 10 s.
 
-Target: >= 500 cases/s for runs 2, 3 and 5. A benchmark, never a test: it prints, it does
-not assert.
+Target: >= 500 cases/s for runs 2, 3 and 5; for 6, growth about linear (the 1M case at
+most 12.5x the 100k one, ``LONG_SLACK``) and the 1M case under ``LONG_TARGET`` seconds. A
+benchmark, never a test: it prints, it does not assert.
 """
 
 from __future__ import annotations
@@ -50,8 +57,8 @@ from arbiter.contract import Case
 from arbiter.jury.cases import bundled_cases_path, load_cases
 from arbiter.jury.critics import DEFAULT_ROSTER
 from arbiter.jury.jury import Jury
+from arbiter.jury.offline import critique_of
 from arbiter.providers.base import CompletionRequest, CompletionResponse
-from arbiter.providers.mock import critique_of
 
 TARGET = 500.0
 """Cases per second the mock jury should sustain on one core."""
@@ -59,6 +66,14 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/benchmarks/summedit
 DOMAINS = ("podcast", "sales_call", "samsum", "scitldr", "qmsumm")
 GATHER_CONCURRENCY = 16
 WARMUP = 40
+LONG_SIZES = (100_000, 1_000_000)
+"""Characters of the output (and of the context) of the long cases of run 6."""
+LONG_TARGET = 10.0
+"""Seconds the 1,000,000-character case may take."""
+LONG_SLACK = 1.25
+"""How much slower than linear the 1M case may be: 12.5x the 100k case (linear is 10x)."""
+FIXED_ROSTER = tuple(c.model_copy(update={"provider": "fixed"}) for c in DEFAULT_ROSTER)
+"""The default roster on the ``fixed`` provider: the baseline, no detector runs."""
 
 
 # --------------------------------------------------------------------------- machine
@@ -155,6 +170,33 @@ def with_summedits(n: int, bundled: Sequence[Case], data: Path) -> list[Case]:
             seen.add(row.output)
             pool.append(row)
     return [tagged(c, i) for i, c in enumerate(pool)]
+
+
+def long_case(size: int, pool: Sequence[Case], offset: int) -> Case:
+    """One case whose output and context are each ``size`` characters long.
+
+    The outputs and contexts of ``pool`` cycled, every copy tagged unique from
+    ``offset`` on (as in set A), joined by blank lines until long enough.
+    """
+    outputs: list[str] = []
+    contexts: list[str] = []
+    out_chars = ctx_chars = 0
+    i = 0
+    while out_chars < size or ctx_chars < size:
+        copy = tagged(pool[i % len(pool)], offset + i, output=True)
+        if out_chars < size:
+            outputs.append(copy.output)
+            out_chars += len(copy.output) + 2
+        if ctx_chars < size:
+            contexts.append(copy.context)
+            ctx_chars += len(copy.context) + 2
+        i += 1
+    return Case(
+        id=f"long-{size}-{letters(offset)}",
+        task="Summarise these documents.",
+        context="\n\n".join(contexts)[:size],
+        output="\n\n".join(outputs)[:size],
+    )
 
 
 def describe(cases: Sequence[Case]) -> str:
@@ -260,6 +302,29 @@ def by_context_length(cases: Sequence[Case], timing: Timing) -> str:
     return "; ".join(parts)
 
 
+def print_long_rows(
+    jury: Jury, pool: Sequence[Case], repeats: int, before: Callable[[], None], offset: int
+) -> None:
+    """Run 6: one long case of each of ``LONG_SIZES``, timed cold, best of ``repeats``."""
+    print(f"{'run 6: one long case':<44}  {'seconds':>8}  {'x 100k':>7}  target")
+    base: float | None = None
+    for k, size in enumerate(LONG_SIZES):
+        # Copies tagged apart from every other run's, and from the other long case's.
+        case = long_case(size, pool, offset + k * size)
+        timing = best_of(repeats, lambda c=case: asyncio.run(sequential(jury, [c])), before)
+        seconds = timing.seconds
+        ratio, verdict = "", ""
+        if base is None:
+            base = seconds
+        else:
+            allowed = LONG_SLACK * size / LONG_SIZES[0]
+            ok = seconds < LONG_TARGET and seconds / base <= allowed
+            ratio = f"x{seconds / base:.1f}"
+            verdict = f"< {LONG_TARGET:g} s, <= x{allowed:g}  {'PASS' if ok else 'MISS'}"
+        name = f"output {len(case.output):,} chars, context {len(case.context):,}"
+        print(f"{name:<44}  {seconds:8.2f}  {ratio:>7}  {verdict}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--n", type=int, default=1000, help="cases per run [1000]")
@@ -297,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             clear()
 
     mock = Jury()
-    baseline = Jury(providers={"mock": FixedProvider()})
+    baseline = Jury(FIXED_ROSTER, providers={"fixed": FixedProvider()})
     warmup = varied_bundled(WARMUP, bundled, offset=10 * n)  # imports, regexes, schema
     asyncio.run(sequential(mock, warmup))
     asyncio.run(sequential(baseline, warmup))
@@ -351,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"set B by context length: {by_context_length(mixed, runs[2][2])}")
     floor = runs[0][2].seconds / runs[0][1]
     print(f"jury machinery without detectors (baseline): {floor * 1000:.2f} ms/case")
+    print()
+    print_long_rows(mock, widest, repeats, cold, offset=20 * n)
     print(f"threads alive at the end: {threading.active_count()}")
     return 0
 

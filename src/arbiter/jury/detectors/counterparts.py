@@ -7,19 +7,33 @@ normalisation, or when it follows from stated figures by one step of arithmetic
 with its own. Only how much overlap is enough, and how much slack a hedged figure
 gets, differ between lenses: everything else is worked out once per (task, context,
 output) and shared by the three lenses.
+
+Equal figures are looked up (``equality``), and the figures sharing words with one are
+found through their words (``overlaps``): the work per figure does not grow with the
+length of the texts.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import product
 from typing import Literal
 
 from arbiter.jury.detectors.analysis import Analysis, analyse
-from arbiter.jury.detectors.quantities import Quantity, same_value
-from arbiter.jury.detectors.text import overlap, segment_bounds
+from arbiter.jury.detectors.arithmetic import Arithmetic
+from arbiter.jury.detectors.equality import (
+    NAMES,
+    BucketKey,
+    bucket_key,
+    comparable,
+    figure_index,
+)
+from arbiter.jury.detectors.overlaps import SCAN_LIMIT, WindowGroups, WindowKey, window_key
+from arbiter.jury.detectors.quantities import Quantity
+from arbiter.jury.detectors.text import Window, overlap, segment_bounds
 
 __all__ = [
     "ACCOUNTED_DISCOUNT",
@@ -37,11 +51,7 @@ Status = Literal["equal", "derived", "contradicted", "unsupported", "unpaired"]
 ACCOUNTED_DISCOUNT = 0.25
 """Weight of a context figure the output already restates correctly: a different output
 figure near it is more likely about something else ("40 hours" beside a correct "3 hours")."""
-NAMES = ("label", "ordinal", "year")
-"""Kinds of figures that name things rather than measure them."""
-_COUNTS = ("number", "duration")
 _LONE_KINDS = ("money", "percent", "duration", "date", "time")
-_ARITHMETIC_LIMIT = 40
 _RESTATEMENT = re.compile(
     r"\s*(?:[-*•]\s+)?(?:in\s+short|in\s+summary|to\s+sum\s+up|to\s+summari[sz]e|to\s+confirm"
     r"|to\s+recap|overall|in\s+total|all\s+in\s+all|in\s+other\s+words)\b",
@@ -51,51 +61,93 @@ _DEFINITE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 
 
-def comparable(a: Quantity, b: Quantity) -> bool:
-    """Whether two figures measure the same kind of thing (money: in one currency)."""
-    if a.kind != b.kind:
-        return False
-    return a.unit == b.unit if a.kind in ("money", "label") else True
-
-
 def has_equal(q: Quantity, source: Analysis, tolerance: float) -> bool:
     """Whether ``source`` states a figure equal to ``q`` (``tolerance``: see same_value)."""
-    for c in source.quantities:
-        if comparable(q, c) and same_value(q, c, tolerance=tolerance):
-            return True
-        lenient = q.kind in ("number", *NAMES) and c.kind in ("number", *NAMES)
-        if lenient and q.value == c.value:
-            return True
-    return False
+    index = figure_index(source.text)
+    return index.any_equal(q, tolerance) or index.any_named(q)
 
 
-def _derived(q: Quantity, out: Analysis, ctx: Analysis) -> bool:
-    """Whether ``q`` follows from other stated figures by one arithmetic step."""
-    others = [x for x in (*ctx.quantities, *out.quantities) if x is not q][:_ARITHMETIC_LIMIT]
-    # Money may be a rate times hours ("6 hours at £35"); a duration only a count times
-    # a duration ("2 hours per door", 3 doors), never a duration times a duration.
-    counts = [x.amount for x in others if x.kind in _COUNTS and x.amount >= 2]
-    if q.kind == "money":
-        money = [x.value for x in others if x.kind == "money" and x.unit == q.unit]
-        mine = [x.value for x in out.quantities if x is not q and x.kind == "money"]
-        return any(abs(a * n - q.value) < 0.005 for a, n in product(money, counts)) or any(
-            abs(a + b - q.value) < 0.005 for a, b in product(mine, mine)
-        )
-    if q.kind == "percent":
-        numbers = [x.value for x in others if x.kind == "number" and x.value > 0]
-        return any(
-            a < b and q.value in (round(100 * a / b), round(100 * a / b, 1))
-            for a, b in product(numbers, numbers)
-        )
-    if q.kind == "duration":
-        minutes = q.value * 1440
-        times = [x.value for x in others if x.kind == "time"]
-        if any(abs(b - a - minutes) < 0.5 for a, b in product(times, times)):
-            return True
-        same = [x.amount for x in others if x.kind == "duration" and x.surface == q.surface]
-        numbers = [x.amount for x in others if x.kind == "number" and x.amount >= 2]
-        return any(abs(a * n - q.amount) < 1e-9 for a, n in product(same, numbers))
-    return False
+# --------------------------------------------------------------------------- restated
+
+
+def _openers(text: str, bounds: tuple[int, ...]) -> frozenset[int]:
+    """The segment bounds where a restatement ("In short", "To confirm") opens."""
+    found: set[int] = set()
+    opens: dict[int, bool] = {}
+    solid = -1  # the first non-space at or after the last bound read
+    for bound in bounds:
+        if solid < bound:
+            solid = bound
+            while solid < len(text) and text[solid].isspace():
+                solid += 1
+        # The pattern skips the spaces it opens with: it matches at the bound exactly
+        # when it matches at the first non-space (read once for a run of line breaks).
+        if solid not in opens:
+            opens[solid] = _RESTATEMENT.match(text, solid) is not None
+        if opens[solid]:
+            found.add(bound)
+    return frozenset(found)
+
+
+def _definite(text: str, start: int) -> bool:
+    """Whether ``text[:start]`` ends with "the" and spaces (``_DEFINITE``), looked back."""
+    solid = start
+    while solid > 0 and text[solid - 1].isspace():
+        solid -= 1
+    return solid < start and _DEFINITE.search(text, max(0, solid - 3), start) is not None
+
+
+@dataclass
+class _Earlier:
+    """The output figures of one kind, unit and written unit, for finding earlier ones."""
+
+    members: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    windows: list[Window] = field(default_factory=list)
+    groups: WindowGroups | None = None
+    """The figures grouped by window, once there are too many to scan."""
+    group_ends: list[list[int]] = field(default_factory=list)
+
+    def add(self, index: int, end: int, window: Window) -> None:
+        self.members.append(index)
+        self.ends.append(end)
+        self.windows.append(window)
+
+    def restated(self, window: Window, limit: int) -> int | None:
+        """The figure ending by ``limit`` that a figure with ``window`` restates, if one.
+
+        The only one; else the one sharing most words (the latest among equals).
+        """
+        count = bisect_right(self.ends, limit)
+        if count <= 1:
+            return self.members[0] if count else None
+        if count <= SCAN_LIMIT:
+            score, best = max(
+                (overlap(self.windows[k], window), self.members[k]) for k in range(count)
+            )
+            return best if score > 0 else None
+        groups = self._grouped()
+        found: tuple[float, int] | None = None
+        for number in groups.candidates(window):
+            latest = bisect_right(self.group_ends[number], limit)
+            if latest:
+                candidate = (
+                    overlap(groups.windows[number], window),
+                    groups.members[number][latest - 1],
+                )
+                found = candidate if found is None else max(found, candidate)
+        return found[1] if found is not None and found[0] > 0 else None
+
+    def _grouped(self) -> WindowGroups:
+        if self.groups is None:
+            self.groups = WindowGroups()
+            for index, end, window in zip(self.members, self.ends, self.windows, strict=True):
+                number = self.groups.add(window_key(window), index, window)
+                if number == len(self.group_ends):
+                    self.group_ends.append([])
+                self.group_ends[number].append(end)
+            self.groups.seal()
+        return self.groups
 
 
 @lru_cache(maxsize=256)
@@ -112,30 +164,33 @@ def restated(output: str) -> tuple[tuple[int, int], ...]:
     """
     out = analyse(output)
     bounds = segment_bounds(output)
-    openers = [b for b in bounds if _RESTATEMENT.match(output, b)]
-    partners: dict[int, int] = {}
+    openers = _openers(output, bounds)
+    limits: dict[int, int] = {}
+    """Each restating figure, with the offset the figures it restates end by."""
     for j, q in enumerate(out.quantities):
         if q.kind in NAMES:
             continue
-        opener = next((b for b in reversed(openers) if b <= q.start), None)
-        if opener is not None and any(opener < b <= q.start for b in bounds):
-            opener = None  # the opener belongs to an earlier segment
-        definite = q.kind in _LONE_KINDS and _DEFINITE.search(output, 0, q.start) is not None
-        if opener is None and not definite:
-            continue
-        limit = opener if opener is not None else q.start
-        earlier = [
-            i
-            for i, e in enumerate(out.quantities)
-            if e.end <= limit and comparable(e, q) and e.surface == q.surface
-        ]
-        if len(earlier) == 1:
-            partners[j] = earlier[0]
-        elif earlier:
-            score, best = max((overlap(out.windows[i], out.windows[j]), i) for i in earlier)
-            if score > 0:
-                partners[j] = best
+        # An opener counts in its own segment only.
+        first = bounds[bisect_right(bounds, q.start) - 1]
+        if first in openers:
+            limits[j] = first
+        elif q.kind in _LONE_KINDS and _definite(output, q.start):
+            limits[j] = q.start
+    if not limits:
+        return ()
+    earlier: dict[tuple[BucketKey, str], _Earlier] = {}
+    for i, e in enumerate(out.quantities):
+        earlier.setdefault((bucket_key(e), e.surface), _Earlier()).add(i, e.end, out.windows[i])
+    partners: dict[int, int] = {}
+    for j, limit in limits.items():
+        q = out.quantities[j]
+        partner = earlier[(bucket_key(q), q.surface)].restated(out.windows[j], limit)
+        if partner is not None:
+            partners[j] = partner
     return tuple(partners.items())
+
+
+# --------------------------------------------------------------------------- leads
 
 
 @dataclass(frozen=True)
@@ -157,42 +212,102 @@ class Leads:
     """``unsupported`` or ``unpaired``, when no counterpart is found."""
 
 
-def _lead(index: int, out: Analysis, ctx: Analysis, accounted: set[int]) -> Leads:
-    """The leads of output figure ``index``; ``accounted``: context figures it restates."""
-    q = out.quantities[index]
-    candidates = [j for j, c in enumerate(ctx.quantities) if comparable(q, c)]
-    backer = None
-    partner = dict(restated(out.text)).get(index)
-    if partner is not None:
-        earlier = out.quantities[partner]
-        backing = [j for j in candidates if same_value(earlier, ctx.quantities[j])]
-        backer = backing[0] if backing else None
-    best, best_score = None, 0.0
-    for j in candidates:
-        score = overlap(out.windows[index], ctx.windows[j])
-        if q.kind == "label":
-            score += 1.0
-        if j in accounted:
-            score *= ACCOUNTED_DISCOUNT
-        if score > best_score:
-            best, best_score = j, score
-    lone = None
-    if q.kind in _LONE_KINDS:
-        alike = [
-            j for j in candidates if ctx.quantities[j].surface == q.surface and j not in accounted
-        ]
-        lone = alike[0] if len(alike) == 1 else None
-    unsupported = q.kind in (*_LONE_KINDS, "year") or (
-        q.kind == "number" and _DIGIT.search(q.text) is not None
-    )
-    return Leads(
-        _derived(q, out, ctx),
-        backer,
-        best,
-        best_score,
-        lone,
-        "unsupported" if unsupported else "unpaired",
-    )
+class _Counterparts:
+    """The context figures an output figure may answer to, indexed once per text pair.
+
+    Context figures the output already restates correctly are *accounted*.
+    """
+
+    def __init__(self, out: Analysis, ctx: Analysis) -> None:
+        self.out, self.ctx = out, ctx
+        self.index = figure_index(ctx.text)
+        mine = figure_index(out.text)
+        self.accounted = frozenset(
+            j for j, c in enumerate(ctx.quantities) if mine.any_equal(c, 0.0)
+        )
+        self.partners = dict(restated(out.text))
+        self.arithmetic = Arithmetic(out, ctx)
+        self.groups: dict[BucketKey, WindowGroups] = {}
+        """The context figures of a bucket too big to scan, by window (as asked)."""
+        self.firsts: dict[tuple[BucketKey, bool], int] = {}
+        """The first context figure of a bucket, accounted or not."""
+        self.alike: dict[tuple[BucketKey, str], list[int]] = {}
+        """The context figures of a bucket and written unit, not accounted (two at most)."""
+        for j, c in enumerate(ctx.quantities):
+            key, accounted = bucket_key(c), j in self.accounted
+            self.firsts.setdefault((key, accounted), j)
+            if not accounted:
+                alike = self.alike.setdefault((key, c.surface), [])
+                if len(alike) < 2:
+                    alike.append(j)
+        self._best: dict[tuple[BucketKey, WindowKey], tuple[int | None, float]] = {}
+
+    def best(self, q: Quantity, window: Window) -> tuple[int | None, float]:
+        """The context figure sharing most words with ``q`` (the first among equals)."""
+        key = bucket_key(q)
+        members = self.index.bucket(key)
+        if len(members) <= SCAN_LIMIT:
+            return self._first_best(q, members, window)
+        memo = (key, window_key(window))
+        if memo not in self._best:
+            groups = self._grouped(key, members)
+            # Figures sharing no word score 0, or for a label 1 (a quarter if accounted):
+            # the first one of each kind stands for all the others, the rest can only tie.
+            found = {groups.members[number][0] for number in groups.candidates(window)}
+            if q.kind == "label":
+                found.update(
+                    self.firsts[k] for k in ((key, False), (key, True)) if k in self.firsts
+                )
+            self._best[memo] = self._first_best(q, sorted(found), window)
+        return self._best[memo]
+
+    def _grouped(self, key: BucketKey, members: Sequence[int]) -> WindowGroups:
+        if key not in self.groups:
+            groups = self.groups[key] = WindowGroups()
+            for j in members:
+                window = self.ctx.windows[j]
+                groups.add((window_key(window), j in self.accounted), j, window)
+            groups.seal()
+        return self.groups[key]
+
+    def _first_best(
+        self, q: Quantity, candidates: Sequence[int], window: Window
+    ) -> tuple[int | None, float]:
+        """The first of ``candidates`` (ascending) with the best score above 0."""
+        best, best_score = None, 0.0
+        for j in candidates:
+            score = overlap(window, self.ctx.windows[j])
+            if q.kind == "label":
+                score += 1.0
+            if j in self.accounted:
+                score *= ACCOUNTED_DISCOUNT
+            if score > best_score:
+                best, best_score = j, score
+        return best, best_score
+
+    def lead(self, index: int) -> Leads:
+        """The leads of output figure ``index``."""
+        q = self.out.quantities[index]
+        backer = None
+        partner = self.partners.get(index)
+        if partner is not None:
+            backer = self.index.first_equal(self.out.quantities[partner])
+        best, best_score = self.best(q, self.out.windows[index])
+        lone = None
+        if q.kind in _LONE_KINDS:
+            alike = self.alike.get((bucket_key(q), q.surface), [])
+            lone = alike[0] if len(alike) == 1 else None
+        unsupported = q.kind in (*_LONE_KINDS, "year") or (
+            q.kind == "number" and _DIGIT.search(q.text) is not None
+        )
+        return Leads(
+            self.arithmetic.derived(q),
+            backer,
+            best,
+            best_score,
+            lone,
+            "unsupported" if unsupported else "unpaired",
+        )
 
 
 @lru_cache(maxsize=256)
@@ -200,16 +315,16 @@ def all_leads(output: str, context: str, task: str) -> tuple[Leads | None, ...]:
     """The leads of each output figure; None for one every lens finds equal to a figure
     of the context or the task (cached: the three lenses share them).
     """
-    out, ctx, source = analyse(output), analyse(context), analyse(task)
-    accounted = {
-        j
-        for j, c in enumerate(ctx.quantities)
-        if any(comparable(o, c) and same_value(o, c) for o in out.quantities)
-    }
-    # Equal with no tolerance is equal with any (the lenses only differ in tolerance).
-    return tuple(
-        None
-        if has_equal(q, ctx, 0.0) or has_equal(q, source, 0.0)
-        else _lead(i, out, ctx, accounted)
-        for i, q in enumerate(out.quantities)
-    )
+    out, ctx = analyse(output), analyse(context)
+    sources = (figure_index(context), figure_index(task))
+    counterparts: _Counterparts | None = None
+    leads: list[Leads | None] = []
+    for i, q in enumerate(out.quantities):
+        # Equal with no tolerance is equal with any (the lenses only differ in tolerance).
+        if any(s.any_equal(q, 0.0) or s.any_named(q) for s in sources):
+            leads.append(None)
+            continue
+        if counterparts is None:
+            counterparts = _Counterparts(out, ctx)
+        leads.append(counterparts.lead(i))
+    return tuple(leads)

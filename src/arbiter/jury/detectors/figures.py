@@ -11,30 +11,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from arbiter.contract import Callout
 from arbiter.jury.detectors.analysis import Analysis, analyse
-from arbiter.jury.detectors.counterparts import (
-    NAMES,
-    Leads,
-    Status,
-    all_leads,
-    comparable,
-    has_equal,
-    restated,
-)
-from arbiter.jury.detectors.quantities import Quantity, same_value
+from arbiter.jury.detectors.clashes import clashes
+from arbiter.jury.detectors.counterparts import Leads, Status, all_leads, has_equal
+from arbiter.jury.detectors.quantities import Quantity
 from arbiter.jury.detectors.settings import DetectorSettings
-from arbiter.jury.detectors.text import overlap
 
 __all__ = ["contradicted_figures", "inconsistent_figures"]
 
-SAME_UNIT_BONUS = 0.25
-"""Added when two output figures share their written unit (both "minutes", both "%")."""
-_UNBACKED = ("unsupported", "unpaired", "derived")
 _PROPOSAL = re.compile(
     r"\b(?:propose|suggest|recommend|plan|design|brainstorm|estimate|invent|imagine)\b",
     re.IGNORECASE,
@@ -154,53 +142,6 @@ def contradicted_figures(
     return callouts
 
 
-def _clashes(
-    out: Analysis, ctx: Analysis, judgements: Sequence[_Judgement], settings: DetectorSettings
-) -> dict[int, int]:
-    """Each suspect output figure mapped to the output figure it clashes with."""
-    found: dict[int, tuple[float, int]] = {}
-
-    def keep(suspect: int, partner: int, score: float) -> None:
-        if score > found.get(suspect, (-1.0, -1))[0]:
-            found[suspect] = (score, partner)
-
-    quantities = out.quantities
-    status = [j.status for j in judgements]
-    for j, b in enumerate(quantities):
-        for i in range(j):
-            a = quantities[i]
-            # Only figures the context says nothing about can clash by their words alone;
-            # a figure with a context counterpart is judged against the counterpart.
-            if status[i] not in _UNBACKED or status[j] not in _UNBACKED:
-                continue
-            if status[i] == status[j] == "derived" or a.kind in NAMES:
-                continue
-            if not comparable(a, b) or same_value(a, b, tolerance=settings.hedge_tolerance):
-                continue
-            score = overlap(out.windows[i], out.windows[j])
-            if a.surface and a.surface == b.surface:
-                score += SAME_UNIT_BONUS
-            if score >= settings.inconsistency_match:
-                suspect, partner = (i, j) if status[j] == "derived" else (j, i)
-                keep(suspect, partner, score)
-    if settings.restatements:
-        for j, i in restated(out.text):
-            backed = status[j] in ("equal", "derived")
-            if not backed and not same_value(
-                quantities[i], quantities[j], tolerance=settings.hedge_tolerance
-            ):
-                keep(j, i, float("inf"))
-    # Two output figures for one context figure: one restates it, the other does not.
-    for j, judgement in enumerate(judgements):
-        if judgement.status != "contradicted" or judgement.counterpart is None:
-            continue
-        anchor = ctx.quantities[judgement.counterpart]
-        for i, a in enumerate(quantities):
-            if i != j and comparable(a, anchor) and same_value(a, anchor):
-                keep(j, i, settings.inconsistency_match)
-    return {suspect: partner for suspect, (_, partner) in found.items()}
-
-
 def inconsistent_figures(
     task: str, context: str, output: str, settings: DetectorSettings
 ) -> list[Callout]:
@@ -227,8 +168,10 @@ def inconsistent_figures(
         ['the total comes to £495']
     """
     out, ctx, judgements = _unpack(_read(output, context, task, settings))
+    status = [j.status for j in judgements]
+    counterparts = [j.counterpart for j in judgements]
     callouts: list[Callout] = []
-    for suspect, partner in sorted(_clashes(out, ctx, judgements, settings).items()):
+    for suspect, partner in sorted(clashes(out, ctx, status, counterparts, settings).items()):
         q, other = out.quantities[suspect], out.quantities[partner]
         callouts.append(
             Callout(

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
 
 from arbiter.contract import Callout
 from arbiter.jury.detectors.analysis import Analysis, analyse
+from arbiter.jury.detectors.overlaps import SCAN_LIMIT, WindowGroups, window_key
 from arbiter.jury.detectors.settings import DetectorSettings
 from arbiter.jury.detectors.text import WORD_CACHE, Window, overlap, stem, window
 
@@ -105,7 +107,10 @@ class _Mention:
 
 def _is_month(text: str, start: int, end: int) -> bool:
     """A capitalised "May" is the month unless it opens a sentence before a non-number."""
-    opens = start == 0 or text[:start].rstrip().endswith((".", "!", "?", "\n", ":"))
+    before = start  # the end of text[:start].rstrip(), found without copying the text
+    while before > 0 and text[before - 1].isspace():
+        before -= 1
+    opens = start == 0 or (before > 0 and text[before - 1] in ".!?:")
     return not opens or _DIGIT_NEXT.match(text, end) is not None
 
 
@@ -260,6 +265,66 @@ def _score(a: _Mention, b: _Mention) -> float:
     return overlap(a.window, b.window) + SEGMENT_WEIGHT * shared
 
 
+class _Alignment:
+    """The context's polar mentions by axis, found through the words of their segments.
+
+    A mention's window words are words of its segment, so a context mention sharing no
+    segment word with an output mention scores 0 against it and changes nothing.
+    Mentions alike in sign, window and segment score alike: the first stands for all.
+    An axis with few mentions is simply scanned.
+    """
+
+    def __init__(self, mentions: Sequence[_Mention]) -> None:
+        self.mentions = tuple(mentions)
+        self.scanned: dict[str, list[_Mention]] = {}
+        numbers: dict[str, list[int]] = {}
+        for k, m in enumerate(self.mentions):
+            self.scanned.setdefault(m.axis, []).append(m)
+            numbers.setdefault(m.axis, []).append(k)
+        self.groups: dict[str, WindowGroups] = {}
+        for axis, on_axis in numbers.items():
+            if len(on_axis) > SCAN_LIMIT:
+                groups = self.groups[axis] = WindowGroups()
+                for k in on_axis:
+                    m = self.mentions[k]
+                    groups.add((m.sign, window_key(m.window), m.segment), k, m.window, m.segment)
+                groups.seal()
+        self._aligned: dict[tuple[object, ...], tuple[float, float, _Mention | None]] = {}
+
+    def align(self, mention: _Mention) -> tuple[float, float, _Mention | None]:
+        """The best same-sign score, the best other-sign score, and its first mention."""
+        groups = self.groups.get(mention.axis)
+        if groups is None:
+            return _align(mention, self.scanned.get(mention.axis, ()))
+        key = (mention.axis, mention.sign, window_key(mention.window), mention.segment)
+        if key not in self._aligned:
+            found = groups.candidates(mention.segment)
+            others = [self.mentions[groups.members[number][0]] for number in found]
+            self._aligned[key] = _align(mention, others)
+        return self._aligned[key]
+
+
+def _align(mention: _Mention, others: Iterable[_Mention]) -> tuple[float, float, _Mention | None]:
+    """The best score of ``others`` (in context order) of each sign, and the rival."""
+    same, opposite, rival = 0.0, 0.0, None
+    for other in others:
+        score = _score(mention, other)
+        if other.sign == mention.sign:
+            same = max(same, score)
+        elif score > opposite:
+            opposite, rival = score, other
+    return same, opposite, rival
+
+
+@lru_cache(maxsize=256)
+def _alignment(context: str, axes: frozenset[str], negated: frozenset[str]) -> _Alignment:
+    """The context's mentions on ``axes`` and of the ``negated`` stems, indexed (cached)."""
+    mentions = list(_axis_mentions(context, axes))
+    if negated:
+        mentions += _negation_mentions(context, negated)
+    return _Alignment(mentions)
+
+
 def polarity_flips(
     task: str, context: str, output: str, settings: DetectorSettings
 ) -> list[Callout]:
@@ -289,22 +354,12 @@ def polarity_flips(
             out_mentions += _negation_mentions(output, stems)
     # Only the context's mentions on the output's axes are ever compared.
     axes = {m.axis for m in out_mentions}
-    ctx_mentions = list(_axis_mentions(context, frozenset(axes & _AXES)))
     negated = frozenset(axis[len("not:") :] for axis in axes - _AXES)
-    if negated:
-        ctx_mentions += _negation_mentions(context, negated)
+    alignment = _alignment(context, frozenset(axes & _AXES), negated)
     out, ctx = analyse(output), analyse(context)
     callouts: list[Callout] = []
     for mention in out_mentions:
-        same, opposite, rival = 0.0, 0.0, None
-        for other in ctx_mentions:
-            if other.axis != mention.axis:
-                continue
-            score = _score(mention, other)
-            if other.sign == mention.sign:
-                same = max(same, score)
-            elif score > opposite:
-                opposite, rival = score, other
+        same, opposite, rival = alignment.align(mention)
         if rival is None or opposite < settings.polarity_match:
             continue
         if opposite <= settings.polarity_margin * same:

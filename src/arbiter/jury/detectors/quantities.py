@@ -22,7 +22,7 @@ from arbiter.jury.detectors.figure_words import (
 )
 from arbiter.jury.detectors.text import STOPWORDS, stem
 
-__all__ = ["Kind", "Quantity", "extract_quantities", "same_value"]
+__all__ = ["UNIT_TOLERANCE", "Kind", "Quantity", "extract_quantities", "same_value"]
 
 Kind = Literal["number", "label", "ordinal", "year", "money", "percent", "date", "time", "duration"]
 """What a figure measures; only figures of one kind are compared."""
@@ -112,7 +112,8 @@ _HEDGE = re.compile(
 )
 _PREFIX_WORD = re.compile(r"([A-Za-z][A-Za-z\-]*)[ \t]+$")
 _NEXT_WORD = re.compile(r"[ \t]*([A-Za-z][A-Za-z'’\-]*)")
-_UNIT_TOLERANCE = 0.005
+UNIT_TOLERANCE = 0.005
+"""Relative slack between two durations always allowed (units convert inexactly)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +311,7 @@ def same_value(a: Quantity, b: Quantity, *, tolerance: float = 0.0) -> bool:
         return False
     slack = tolerance if (a.hedged or b.hedged) else 0.0
     if a.kind == "duration":
-        slack = max(slack, _UNIT_TOLERANCE)
+        slack = max(slack, UNIT_TOLERANCE)
     largest = max(abs(a.value), abs(b.value))
     return abs(a.value - b.value) <= slack * largest + 1e-9
 
