@@ -307,3 +307,37 @@ def test_a_lone_critic_s_uncorroborated_contradiction_does_not_claim_disagreemen
     verdict = synthesize(OUTPUT, [critic("a", (2, 5, 5), contradiction())])
     assert verdict.escalate
     assert "escalate: one critic alone cannot corroborate its finding" in verdict.reasons
+
+
+def test_a_critic_s_most_severe_callouts_are_weighed_and_the_rest_counted() -> None:
+    from arbiter.jury.synthesis import MAX_CALLOUTS
+
+    many = [unsupported() for _ in range(MAX_CALLOUTS + 10)] + [contradiction()]
+    verdict = synthesize(OUTPUT, [critic("a", (2, 5, 5), *many), critic("b", (2, 5, 5), *many)])
+    # The one contradiction sits after 74 unsupported callouts, yet it is weighed first.
+    assert verdict.decision == "REJECT"
+    assert (
+        f"a listed {MAX_CALLOUTS + 11} callouts; the {MAX_CALLOUTS} most severe were weighed"
+        in (verdict.reasons)
+    )
+
+
+def test_most_severe_keeps_contradictions_then_the_rest_in_order() -> None:
+    from arbiter.jury.synthesis import most_severe
+
+    callouts = [unsupported("u1"), contradiction("c1"), unsupported("u2"), contradiction("c2")]
+    assert [c.quote for c in most_severe(callouts, 3)] == ["u1", "c1", "c2"]
+    assert most_severe(callouts, 10) == callouts
+
+
+def test_an_offline_critique_lists_a_bounded_number_but_rates_every_finding() -> None:
+    from arbiter.contract import Case
+    from arbiter.jury.offline import MAX_REPORTED, run_offline_critic
+
+    output = " ".join(f"Item {i} costs {1000 + 7 * i} dollars." for i in range(2000))
+    outcome = run_offline_critic(
+        "f", "factual", "mock", Case(id="p", task="t", context="Prices vary.", output=output)
+    )
+    assert outcome.critique is not None
+    assert len(outcome.critique.callouts) == MAX_REPORTED
+    assert outcome.critique.accuracy == 3  # every unsupported figure still counts

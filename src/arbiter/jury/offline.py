@@ -12,6 +12,7 @@ import time
 
 from arbiter.contract import DIMENSIONS, Callout, Case, CriticOutcome, Critique, Usage
 from arbiter.jury.detectors import run_detectors
+from arbiter.jury.synthesis import MAX_CALLOUTS, most_severe
 
 __all__ = [
     "CONTRADICTED_SCORE",
@@ -28,23 +29,28 @@ CONTRADICTED_SCORE = 2
 UNSUPPORTED_SCORE = 3
 """Rating of a dimension with an unsupported-claim callout (and no contradiction)."""
 _CLEAN_SCORE = 5
+MAX_REPORTED = 4 * MAX_CALLOUTS
+"""Callouts an offline critique lists at most (synthesis weighs ``MAX_CALLOUTS`` of them)."""
 
 
-def critique_of(callouts: list[Callout]) -> Critique:
+def critique_of(callouts: list[Callout], *, listed: int | None = None) -> Critique:
     """The critique a detector critic gives: each dimension rated by its worst callout.
 
     Args:
         callouts: The detectors' findings.
+        listed: List at most this many callouts, the most severe first kept (the ratings
+            still count every finding); None lists them all.
 
     Returns:
         5 on a dimension with no callout, ``UNSUPPORTED_SCORE`` with only unsupported
-        ones, ``CONTRADICTED_SCORE`` with a contradiction; the callouts unchanged.
+        ones, ``CONTRADICTED_SCORE`` with a contradiction; the callouts in order.
     """
     scores = dict.fromkeys(DIMENSIONS, _CLEAN_SCORE)
     for callout in callouts:
         score = CONTRADICTED_SCORE if callout.kind == "contradicted" else UNSUPPORTED_SCORE
         scores[callout.dimension] = min(scores[callout.dimension], score)
-    return Critique.model_validate({**scores, "callouts": callouts})
+    shown = callouts if listed is None else most_severe(callouts, listed)
+    return Critique.model_validate({**scores, "callouts": shown})
 
 
 def run_offline_critic(name: str, lens: str, model: str, case: Case) -> CriticOutcome:
@@ -63,7 +69,9 @@ def run_offline_critic(name: str, lens: str, model: str, case: Case) -> CriticOu
         2
     """
     started = time.perf_counter()
-    critique = critique_of(run_detectors(case.task, case.context, case.output, lens=lens))
+    found = run_detectors(case.task, case.context, case.output, lens=lens)
+    # Reported as a model would: a bounded critique, the most severe findings first kept.
+    critique = critique_of(found, listed=MAX_REPORTED)
     return CriticOutcome(
         critic=name,
         lens=lens,

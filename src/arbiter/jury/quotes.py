@@ -9,6 +9,7 @@ means verbatim.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from functools import lru_cache
@@ -28,7 +29,7 @@ _QUOTES = {
 _WHITESPACE = re.compile(r"\s+")
 _WRAPPERS = "\"'` \u2026."
 # After normalisation line breaks are spaces: a sentence ends at . ! ? or a list bullet.
-_SENTENCE_END = re.compile(r"(?<=[.!?]) | (?=[-•*] )")
+_SENTENCE_END = re.compile(r"(?<=[.!?])( )|( )(?=[-•*] )")
 
 
 @lru_cache(maxsize=4096)
@@ -71,6 +72,20 @@ def overlap_ratio(a: Span, b: Span) -> float:
     return max(shared, 0) / shorter if shorter > 0 else 0.0
 
 
+@lru_cache(maxsize=64)
+def _sentence_breaks(normalized: str) -> list[int]:
+    """Where each sentence break of a normalised text is complete: the offset a text
+    must reach to hold it (a bullet break needs the two characters it looks ahead at)."""
+    return sorted(
+        m.end() if m.group(1) is not None else m.end() + 2
+        for m in _SENTENCE_END.finditer(normalized)
+    )
+
+
 def sentence_index(output: str, position: int) -> int:
-    """Index of the sentence of ``normalize(output)`` that holds ``position``."""
-    return len(_SENTENCE_END.findall(normalize(output)[:position]))
+    """Index of the sentence of ``normalize(output)`` that holds ``position``.
+
+    The breaks of a text are found once and bisected, so placing every quote of a long
+    output costs one pass over it, not one per quote.
+    """
+    return bisect.bisect_right(_sentence_breaks(normalize(output)), position)

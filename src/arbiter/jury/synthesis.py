@@ -15,6 +15,9 @@ The rules, in order of precedence:
 6. ACCEPT despite a critic's low score (a finding nobody corroborated) escalates.
 7. With no live critic there is no jury: REVISE and escalate. With fewer than half of
    the roster alive the verdict stands but escalates: a minority cannot speak for it.
+8. A critic's first ``MAX_CALLOUTS`` callouts are weighed, contradictions before the
+   rest: checking a quote costs a pass over the output, and an output that draws more
+   findings than that is decided by them already. How many were set aside is a reason.
 
 Confidence is computed after the decision and never feeds back into it (see
 :mod:`arbiter.jury.confidence`).
@@ -39,12 +42,15 @@ from arbiter.contract import (
 from arbiter.jury.confidence import confidence_of
 from arbiter.jury.quotes import Span, locate, normalize, overlap_ratio, sentence_index
 
-__all__ = ["LOW_SCORE", "MAX_FLIP_MARGIN", "severity", "synthesize"]
+__all__ = ["LOW_SCORE", "MAX_CALLOUTS", "MAX_FLIP_MARGIN", "most_severe", "severity", "synthesize"]
 
 LOW_SCORE = 3
 """A score at or below this means the critic found a problem on that dimension."""
 MAX_FLIP_MARGIN = 2
 """Flip margins are counted up to this; beyond it a verdict is as stable as it gets."""
+MAX_CALLOUTS = 64
+"""Callouts of one critic that are weighed (see rule 8); the rest are counted, not read."""
+_KIND_ORDER = {"contradicted": 0, "unsupported": 1, "opinion": 2}
 SPAN_OVERLAP = 0.5
 """Share of the shorter span two quotes must share to be the same finding."""
 
@@ -77,11 +83,19 @@ class _Outcome:
     reasons: tuple[str, ...]
 
 
+def most_severe(callouts: Sequence[Callout], limit: int = MAX_CALLOUTS) -> list[Callout]:
+    """The ``limit`` callouts that weigh most: contradictions, then the rest, each in order."""
+    if len(callouts) <= limit:
+        return list(callouts)
+    ranked = sorted(range(len(callouts)), key=lambda i: (_KIND_ORDER[callouts[i].kind], i))
+    return [callouts[i] for i in sorted(ranked[:limit])]
+
+
 def _verify(output: str, critiques: Sequence[Critique]) -> tuple[list[_Evidence], list[Callout]]:
     evidence: list[_Evidence] = []
     opinions: list[Callout] = []
     for index, critique in enumerate(critiques):
-        for callout in critique.callouts:
+        for callout in most_severe(critique.callouts):
             span = locate(callout.quote, output) if callout.kind != "opinion" else None
             if span is None:
                 opinions.append(callout.model_copy(update={"kind": "opinion"}))
@@ -284,6 +298,12 @@ def synthesize(output: str, outcomes: Sequence[CriticOutcome]) -> Verdict:
     agreement = _agreement(scores)
     findings = [_finding(c, names, low) for c in clusters]
     reasons = list(outcome.reasons)
+    for name, critique in zip(names, critiques, strict=True):
+        if len(critique.callouts) > MAX_CALLOUTS:
+            reasons.append(
+                f"{name} listed {len(critique.callouts)} callouts; the {MAX_CALLOUTS} most "
+                "severe were weighed"
+            )
     dead = [o.critic for o in outcomes if o not in live]
     escalate = outcome.escalate
     if dead:
