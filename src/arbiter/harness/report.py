@@ -20,7 +20,7 @@ from arbiter.contract import (
     RunStatus,
 )
 from arbiter.harness.metrics import apply_label_map, classification_metrics, map_label
-from arbiter.stats import bootstrap_ci, wilson_interval
+from arbiter.stats import bootstrap_cis, wilson_interval
 
 __all__ = ["build_report", "is_correct", "per_example_correct"]
 
@@ -126,6 +126,7 @@ def build_report(
         mean_ms=float(latencies.mean()),
     )
     throughput = len(ordered) / elapsed_seconds if elapsed_seconds else None
+    pass_hat_k, pass_at_1 = _bootstraps([all_correct, mean_correct], seed)
 
     return Report(
         run_id=run_id,
@@ -140,8 +141,8 @@ def build_report(
         label_map=dict(label_map) if label_map else None,
         strict=strict,
         mapped=mapped,
-        pass_hat_k=_bootstrap(all_correct, seed),
-        pass_at_1=_bootstrap(mean_correct, seed),
+        pass_hat_k=pass_hat_k,
+        pass_at_1=pass_at_1,
         cohorts=cohorts,
         errors_by_type=dict(sorted(errors.items())),
         error_examples=_first_messages(ordered),
@@ -156,15 +157,18 @@ def _wilson(successes: int, n: int) -> Interval:
     return Interval(estimate=successes / n if n else 0.0, low=low, high=high, method="wilson", n=n)
 
 
-def _bootstrap(values: np.ndarray[Any, Any], seed: int) -> Interval:
-    low, high = bootstrap_ci(values, seed=seed)
-    return Interval(
-        estimate=float(values.mean()),
-        low=float(low),
-        high=float(high),
-        method="bootstrap",
-        n=len(values),
-    )
+def _bootstraps(samples: list[np.ndarray[Any, Any]], seed: int) -> list[Interval]:
+    """Bootstrap intervals of the means of samples of one length, on shared draws."""
+    return [
+        Interval(
+            estimate=float(values.mean()),
+            low=float(low),
+            high=float(high),
+            method="bootstrap",
+            n=len(values),
+        )
+        for values, (low, high) in zip(samples, bootstrap_cis(samples, seed=seed), strict=True)
+    ]
 
 
 def _first_messages(results: Sequence[PairResult]) -> dict[str, str]:

@@ -84,13 +84,20 @@ async def _call_with_retries(
     attempt = 0
     if budget is not None:
         budget.record_attempt()
+    # A system that bounds every call itself within the run's timeout (the http system:
+    # aiohttp's total timeout) needs no second timer per call from us.
+    bounded = getattr(system, "call_timeout", None)
+    own_timer = not (isinstance(bounded, int | float) and bounded <= config.timeout)
     while True:
         attempt += 1
         started = time.perf_counter()
         error: SystemUnderTestError
         try:
-            # asyncio.timeout, unlike wait_for, does not wrap the call in a new task.
-            async with asyncio.timeout(config.timeout):
+            if own_timer:
+                # asyncio.timeout, unlike wait_for, does not wrap the call in a new task.
+                async with asyncio.timeout(config.timeout):
+                    prediction = await system(dict(example.input))
+            else:
                 prediction = await system(dict(example.input))
             return prediction, None, (time.perf_counter() - started) * 1000, attempt
         except TimeoutError:
@@ -162,6 +169,10 @@ async def _execute(
     budget = RetryBudget(ratio=config.retry_budget) if config.retry_budget is not None else None
     retry = (RetryPolicy(retries=config.retries), budget)
     done = already_done
+    # A system that may not suspend (a plain sync function) would starve the writer until
+    # the very end: after each of its results the worker yields, so each is stored as it
+    # lands. A system that always suspends (network I/O) lets the writer run anyway.
+    must_yield = not getattr(system, "always_suspends", False)
 
     async def worker() -> None:
         while True:
@@ -170,9 +181,8 @@ async def _execute(
             except asyncio.QueueEmpty:
                 return
             finished.put_nowait(await _score_pair(system, example, repetition, config, retry, rng))
-            # A system that never suspends (a plain sync function) would otherwise starve
-            # the writer until the very end; yield so each result is stored as it lands.
-            await asyncio.sleep(0)
+            if must_yield:
+                await asyncio.sleep(0)
 
     async def writer() -> None:
         nonlocal done

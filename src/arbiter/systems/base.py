@@ -21,7 +21,14 @@ __all__ = ["ResponseMapping", "SystemUnderTest", "check_headers", "lookup_path"]
 
 @runtime_checkable
 class SystemUnderTest(Protocol):
-    """Anything that turns one example input into a prediction."""
+    """Anything that turns one example input into a prediction.
+
+    Two optional attributes let the runner do less work per call (it reads them with
+    ``getattr``, so a system without them is fine): ``call_timeout`` — every call ends
+    within this many seconds, so the runner sets no timer of its own when it is within
+    the run's timeout; ``always_suspends`` — every call waits on I/O, so the runner
+    need not yield after it to let the writer store results.
+    """
 
     async def __call__(self, input: dict[str, Any]) -> Prediction:
         """Predict for one input; raise a ``SystemUnderTestError`` on failure."""

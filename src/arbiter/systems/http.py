@@ -153,6 +153,8 @@ class HttpSystem:
         self._session: aiohttp.ClientSession | None = None
         self._shown_url = redact_url(url)
         self.max_response_bytes = max_response_bytes
+        self.call_timeout = self.timeout  # aiohttp's total timeout bounds every call
+        self.always_suspends = True
 
     async def __aenter__(self) -> HttpSystem:
         """Open the shared session used by every call until exit."""

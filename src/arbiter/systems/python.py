@@ -145,6 +145,8 @@ class PythonSystem:
             getattr(self._fn, "__call__", None)  # noqa: B004 - an instance with async __call__
         )
         self.threaded = threaded
+        # A sync callable in a worker thread always suspends; an async one may not.
+        self.always_suspends = threaded and not self._is_async
 
     async def __call__(self, input: dict[str, Any]) -> Prediction:
         """Predict for one input; any exception becomes ``SystemCrashed``."""
