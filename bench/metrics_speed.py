@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.metrics import classification_report
 
 from arbiter.contract import ClassificationMetrics
-from arbiter.harness.metrics import classification_metrics
+from arbiter.scoring.metrics import classification_metrics
 
 VOCABULARY = ["critical", "high", "low", "medium", "none"]
 SENTINEL = "<no prediction>"

@@ -465,7 +465,7 @@ def write_jsonl(examples: Sequence[Example], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for example in examples:
-            record = example.model_dump(mode="json")
+            record = example.canonical_dump()
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 

@@ -28,8 +28,8 @@ if _typing.TYPE_CHECKING:
     )
     from arbiter.harness.diff import diff_runs
     from arbiter.harness.gate import GateResult, evaluate_gate
-    from arbiter.harness.metrics import classification_metrics
     from arbiter.harness.runner import resume_eval, resume_eval_async, run_eval, run_eval_async
+    from arbiter.scoring.metrics import classification_metrics
     from arbiter.service.runs import StoredRun, load_run
     from arbiter.store import Store
     from arbiter.systems import ResponseMapping, SystemUnderTest
@@ -89,7 +89,7 @@ _MODULES = {
     "StoredRun": "arbiter.service.runs",
     "SystemUnderTest": "arbiter.systems",
     "SystemUnderTestError": "arbiter.errors",
-    "classification_metrics": "arbiter.harness.metrics",
+    "classification_metrics": "arbiter.scoring.metrics",
     "diff_runs": "arbiter.harness.diff",
     "evaluate_gate": "arbiter.harness.gate",
     "load_dataset": "arbiter.datasets",

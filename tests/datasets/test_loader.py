@@ -192,7 +192,7 @@ def test_dump_jsonl_round_trips_examples_and_hash(tmp_path: Path) -> None:
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
     assert lines[0] == json.dumps(
-        dataset.examples[0].model_dump(mode="json"),
+        dataset.examples[0].canonical_dump(),
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -248,9 +248,9 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "data.jsonl",
-        jsonl(OK, NO_LABEL),
-        [":2:", "field 'expected_label'", "Field required"],
-        id="jsonl-missing-label",
+        jsonl(OK, {**NO_LABEL, "input": 5}),
+        [":2:", "field 'input'", "dictionary"],
+        id="jsonl-input-not-object",
     ),
     pytest.param(
         "data.jsonl",
@@ -292,9 +292,9 @@ BAD_INPUTS = [
     pytest.param(
         "data.json",
         '{\n  "examples": [\n    {"id": "a", "input": {}, "expected_label": "x"},\n'
-        '    {"id": "b",\n     "input": {}}\n  ]\n}',
-        [":4:", "examples[1]", "field 'expected_label'", "Field required"],
-        id="json-example-missing-label",
+        '    {"id": "b",\n     "input": {}, "expected_label": ""}\n  ]\n}',
+        [":4:", "examples[1]", "field 'expected_label'", "must not be empty"],
+        id="json-example-empty-label",
     ),
     pytest.param(
         "data.json",
@@ -342,14 +342,14 @@ BAD_INPUTS = [
     ),
     pytest.param(
         "data.csv",
-        "id,expected_label,input.q\na,x,1\nb,,2\n",
-        [":3:", "field 'expected_label'", "Field required"],
-        id="csv-row-missing-label",
+        "id,expected_label,input\na,x,1\nb,,2\n",
+        [":1:3:", "unknown column 'input'"],
+        id="csv-bare-input-column",
     ),
     pytest.param(
         "data.csv",
-        'id,expected_label,input.q\na,x,"multi\nline"\nb,,2\n',
-        [":4:", "field 'expected_label'"],
+        'id,expected_label,input.q\na,x,"multi\nline"\na,y,2\n',
+        [":4:", "duplicate id 'a'"],
         id="csv-line-after-multiline-cell",
     ),
     pytest.param(
@@ -357,12 +357,6 @@ BAD_INPUTS = [
         "id,expected_label\na,x\na,y\n",
         [":3:", "duplicate id 'a'", "first used at line 2"],
         id="csv-duplicate-id",
-    ),
-    pytest.param(
-        "data.csv",
-        "id,input.q\na,1\n",
-        [":1:", "missing required column 'expected_label'", "id, input.q"],
-        id="csv-missing-label-column",
     ),
     pytest.param(
         "data.csv",
@@ -430,3 +424,41 @@ def test_bad_input_raises_one_line_input_error_naming_file_and_place(
     for fragment in fragments:
         assert fragment in message
     assert caught.value.exit_code == 3
+
+
+def test_examples_without_a_label_load_beside_labelled_ones(tmp_path: Path) -> None:
+    path = tmp_path / "free.jsonl"
+    rows = [OK, NO_LABEL, {"id": "c", "input": {"q": "2+2?"}, "expected": {"answer": 4}}]
+    write(path, jsonl(*rows))
+    dataset = load_dataset(path)
+    assert [e.expected_label for e in dataset.examples] == ["x", None, None]
+    assert dataset.examples[2].expected == {"answer": 4}
+    assert dataset.labels == ["x"]
+
+
+def test_csv_reads_expected_and_output_columns_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    write(path, "id,input.q,expected,output\na,capital of France?,Paris,paris\n")
+    (example,) = load_dataset(path).examples
+    assert (example.expected, example.output, example.expected_label) == ("Paris", "paris", None)
+
+
+def test_a_labelled_dataset_keeps_the_hash_it_had_before_expected_and_output() -> None:
+    """Runs stored by 0.2 must stay resumable: the hash is over the 0.2 fields alone."""
+    import hashlib
+    import json
+
+    from arbiter.contract import Dataset, Example
+
+    example = Example(id="a", input={"q": 1}, expected_label="x", cohort="c", metadata={"m": 1})
+    old_shape = [
+        {"id": "a", "input": {"q": 1}, "expected_label": "x", "cohort": "c", "metadata": {"m": 1}}
+    ]
+    canonical = json.dumps(old_shape, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert (
+        Dataset(examples=[example]).content_hash == hashlib.sha256(canonical.encode()).hexdigest()
+    )
+    with_reference = Example(id="a", input={"q": 1}, expected_label="x", expected="y")
+    assert (
+        Dataset(examples=[with_reference]).content_hash != Dataset(examples=[example]).content_hash
+    )

@@ -146,5 +146,9 @@ def test_mcp_tool_scored_binary_with_a_driver_override(
     assert report.mapped.accuracy.estimate == pytest.approx(4 / 5)
     assert report.strict.accuracy.estimate < report.mapped.accuracy.estimate
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
-    drivers = {r.raw_output["driver"] for r in store.results(report.run_id or "") if r.raw_output}
+    drivers = {
+        r.output.raw["driver"]
+        for r in store.results(report.run_id or "")
+        if r.output is not None and isinstance(r.output.raw, dict)
+    }
     assert drivers == {"ollama"}

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from arbiter.config import Settings
-from arbiter.contract import PairResult
+from arbiter.contract import Evidence, Output, PairResult, Score
 from arbiter.errors import StoreError, StoreUnavailable
 from arbiter.harness.runner import run_eval
 from arbiter.service.runs import load_run
@@ -22,10 +22,17 @@ def _result(example_id: str, repetition: int = 0, *, correct: bool = True) -> Pa
     return PairResult(
         example_id=example_id,
         repetition=repetition,
-        label="yes",
-        correct=correct,
+        output=Output(label="yes", text="yes, it is", raw={"nested": {"ok": [1, 2]}}),
+        scores=[
+            Score(
+                name="label",
+                passed=correct,
+                answer="yes",
+                evidence=[Evidence(quote="yes", verified=True, note="the label")],
+            )
+        ],
+        passed=correct,
         latency_ms=1.5,
-        raw_output={"nested": {"ok": [1, 2]}},
     )
 
 
@@ -43,7 +50,10 @@ def test_results_round_trip_in_example_and_repetition_order(store: Store) -> Non
     store.add_results(run_id, [_result("b", 1), _result("a", 0), _result("b", 0)])
     got = store.results(run_id)
     assert [(r.example_id, r.repetition) for r in got] == [("a", 0), ("b", 0), ("b", 1)]
-    assert got[0].raw_output == {"nested": {"ok": [1, 2]}}
+    assert got[0].output is not None
+    assert got[0].output.raw == {"nested": {"ok": [1, 2]}}
+    assert got[0].output.text == "yes, it is"
+    assert got[0].scores == _result("a", 0).scores
     assert store.completed_pairs(run_id) == {("a", 0), ("b", 0), ("b", 1)}
     assert store.get_run(run_id).n_done == 3
 
@@ -151,3 +161,91 @@ def test_a_lease_held_by_a_killed_but_unreaped_process_can_be_taken_over(store: 
     taken = store.acquire_lease(run_id)  # the holder is a zombie: dead
     assert taken.owner != lease.owner
     child.wait()
+
+
+_SCHEMA_1 = """
+CREATE TABLE datasets (content_hash VARCHAR(64) PRIMARY KEY, name VARCHAR(200),
+  version VARCHAR(100), n_examples INTEGER, examples JSON, created_at DATETIME);
+CREATE TABLE runs (id VARCHAR(40) PRIMARY KEY, schema_version INTEGER,
+  dataset_hash VARCHAR(64) REFERENCES datasets(content_hash), system JSON, config JSON,
+  status VARCHAR(20), n_pairs INTEGER, created_at DATETIME, finished_at DATETIME,
+  elapsed_seconds FLOAT);
+CREATE TABLE results (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id VARCHAR(40)
+  REFERENCES runs(id), example_id VARCHAR(200), repetition INTEGER, label TEXT,
+  confidence FLOAT, prediction_id TEXT, raw_output JSON, correct BOOLEAN,
+  error_type VARCHAR(100), error_message TEXT, latency_ms FLOAT, attempts INTEGER,
+  completed_at DATETIME, UNIQUE (run_id, example_id, repetition));
+"""
+
+
+def test_a_store_written_before_scorers_is_upgraded_and_reads_as_scored_by_label(
+    tmp_path: Path,
+) -> None:
+    """A 0.2 store gains the new columns in place; its results read as ``label`` scores."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    dataset = yes_no_dataset(2)
+    examples = [e.canonical_dump() for e in dataset.examples]
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA_1)
+        db.execute(
+            "INSERT INTO datasets VALUES (?, 'old', '1', 2, ?, '2026-01-01 00:00:00')",
+            (dataset.content_hash, __import__("json").dumps(examples)),
+        )
+        db.execute(
+            "INSERT INTO runs VALUES ('r1', 1, ?, ?, ?, 'completed', 2, "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:01', 1.0)",
+            (dataset.content_hash, '{"kind": "python", "target": "m:f"}', '{"k": 1}'),
+        )
+        rows = [
+            (
+                "r1",
+                dataset.examples[0].id,
+                0,
+                dataset.examples[0].expected_label,
+                0.9,
+                "p1",
+                '{"raw": 1}',
+                1,
+                None,
+                None,
+                2.0,
+                1,
+            ),
+            (
+                "r1",
+                dataset.examples[1].id,
+                0,
+                None,
+                None,
+                None,
+                None,
+                0,
+                "SystemTimeout",
+                "no answer within 1s",
+                1000.0,
+                3,
+            ),
+        ]
+        db.executemany(
+            "INSERT INTO results (run_id, example_id, repetition, label, confidence, "
+            "prediction_id, raw_output, correct, error_type, error_message, latency_ms, "
+            "attempts, completed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'2026-01-01 00:00:00')",
+            rows,
+        )
+    store = Store(f"sqlite:///{path}")
+    try:
+        first, second = store.results("r1")
+        assert first.output is not None
+        assert first.output.label == dataset.examples[0].expected_label
+        assert (first.output.confidence, first.output.id) == (0.9, "p1")
+        assert [(s.name, s.passed) for s in first.scores] == [("label", True)]
+        assert first.passed is True
+        assert (second.output, second.passed, second.scores) == (None, False, [])
+        run = load_run(store, "r1")
+        assert run.report.strict is not None
+        assert run.report.strict.accuracy.estimate == 0.5
+        assert run.report.accuracy.estimate == 0.5
+    finally:
+        store.close()

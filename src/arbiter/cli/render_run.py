@@ -81,8 +81,10 @@ def report_renderable(report: Report) -> RenderableType:
         head.add_row(name, _t(value))
     parts: list[RenderableType] = [head, Text("")]
     primary = report.primary
-    parts.append(_label_table("per label (mapped)" if report.mapped else "per label", primary))
-    parts.append(_confusion_table(primary))
+    if primary is not None:
+        title = "per label (mapped)" if report.mapped else "per label"
+        parts.append(_label_table(title, primary))
+        parts.append(_confusion_table(primary))
     if report.cohorts:
         cohorts = Table(title="per cohort", title_justify="left")
         for column in ("cohort", "n", "accuracy", "95% CI", f"pass^{report.k}"):

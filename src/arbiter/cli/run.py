@@ -200,14 +200,43 @@ def run(
             "(a different --k, --dataset, ... is refused)."
         ),
     ] = None,
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scorer",
+            help="NAME[:ARG=VALUE,...] (repeatable): how each output is scored "
+            "[default: label]; see arbiter scorers.",
+        ),
+    ] = None,
+    gate_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate-on",
+            help="Scorer that decides pass / fail (repeatable) [default: every scorer].",
+        ),
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="A tag KEY=VALUE for the run (repeatable).")
+    ] = None,
+    cache: Annotated[
+        bool | None,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Answer model scorers' requests from the on-disk cache "
+            "[default: only when --k is 1].",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run a labelled dataset through a system under test and report how it did."""
+    """Run a dataset through a system under test and score every output."""
     from arbiter.contract import RunConfig
     from arbiter.datasets import load_dataset
     from arbiter.errors import InputError
+    from arbiter.scoring.base import ScoringContext
     from arbiter.service.runs import check_inputs, resume_run, start_run, system_description
+    from arbiter.service.scoring import build_scorers, check_references, scorer_specs
     from arbiter.systems.factory import build_system
     from arbiter.telemetry import Telemetry
 
@@ -241,6 +270,11 @@ def run(
         )
     telemetry = Telemetry.from_env()
     if resume is not None:
+        if scorer or gate_on or name or tag or cache is not None:
+            raise InputError(
+                "--resume repeats the run's own scorers, name, tags and cache setting; "
+                "--scorer, --gate-on, --name, --tag and --cache are not taken with it"
+            )
         given = {
             "k": k,
             "concurrency": concurrency,
@@ -288,10 +322,15 @@ def run(
         label_map=mapping,
         limit=limit,
         seed=seed or 0,
+        cache=cache,
     )
+    specs = scorer_specs(scorer or [], gate_on=gate_on or [], label_map=mapping)
+    tags = _parse_pairs(tag or [], "=", "--tag")
     sut = build_system(description, headers=headers)
     in_scope = data.examples[:limit] if limit else data.examples
+    check_references(in_scope, specs, str(dataset))
     check_inputs(sut, list(in_scope), str(dataset))
+    scorers = build_scorers(specs, context=ScoringContext(use_cache=run_config.uses_cache))
     store = open_store(config)
     try:
         with progress_bar(data.name, enabled=not quiet) as bar:
@@ -308,6 +347,9 @@ def run(
                         on_start=tracker.started,
                         telemetry=telemetry,
                         checked=True,
+                        scorers=scorers,
+                        name=name,
+                        tags=tags,
                     )
                 )
             except KeyboardInterrupt:

@@ -5,7 +5,8 @@ can tell which shape it holds. Everything the store persists is defined here, so
 store, the engines and the service layer share one vocabulary and none imports another
 to learn a shape:
 
-- :mod:`~arbiter.contract.data`: ``Prediction``, ``Example``, ``Dataset``;
+- :mod:`~arbiter.contract.data`: ``Output``, ``Prediction``, ``Example``, ``Dataset``;
+- :mod:`~arbiter.contract.scores`: ``Score``, ``Evidence``, ``ScorerSpec``, ``ModelCalls``;
 - :mod:`~arbiter.contract.runs`: ``RunConfig``, ``RunInfo``, ``PairResult``;
 - :mod:`~arbiter.contract.report`: ``Report`` and its figures;
 - :mod:`~arbiter.contract.jury`: ``Case``, ``Critique``, ``Verdict``, jury runs;
@@ -13,7 +14,7 @@ to learn a shape:
 """
 
 from arbiter.contract.common import SCHEMA_VERSION, Interval, Usage
-from arbiter.contract.data import Dataset, Example, Prediction
+from arbiter.contract.data import Dataset, Example, Output, Prediction
 from arbiter.contract.jury import (
     DIMENSIONS,
     Callout,
@@ -52,12 +53,15 @@ from arbiter.contract.report import (
     LabelMetrics,
     LatencySummary,
     Report,
+    ScorerSection,
 )
 from arbiter.contract.runs import PairResult, RunConfig, RunInfo, RunSegment, RunStatus
+from arbiter.contract.scores import Band, Evidence, ModelCalls, Score, ScorerKind, ScorerSpec
 
 __all__ = [
     "DIMENSIONS",
     "SCHEMA_VERSION",
+    "Band",
     "Callout",
     "Case",
     "ClassificationMetrics",
@@ -71,6 +75,7 @@ __all__ = [
     "Defect",
     "Dimension",
     "DisagreementResult",
+    "Evidence",
     "Example",
     "Finding",
     "GroundingResult",
@@ -88,8 +93,10 @@ __all__ = [
     "LayerName",
     "LayerReport",
     "LayerStatus",
+    "ModelCalls",
     "Neighbour",
     "OnlineResult",
+    "Output",
     "PairResult",
     "Prediction",
     "Rating",
@@ -98,6 +105,10 @@ __all__ = [
     "RunInfo",
     "RunSegment",
     "RunStatus",
+    "Score",
+    "ScorerKind",
+    "ScorerSection",
+    "ScorerSpec",
     "Usage",
     "Verdict",
 ]

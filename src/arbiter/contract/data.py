@@ -7,11 +7,20 @@ import json
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from arbiter.contract.common import SCHEMA_VERSION
 
-__all__ = ["Dataset", "Example", "Prediction"]
+__all__ = ["Dataset", "Example", "Output", "Prediction"]
 
 
 class Prediction(BaseModel):
@@ -40,8 +49,90 @@ class Prediction(BaseModel):
         return value
 
 
+class Output(BaseModel):
+    """What any system under test produced for one input: a label, a text, JSON, or several.
+
+    ``Prediction`` is its classifier form; ``Output.coerce`` reads either, a bare string
+    (both the label and the text) or any other JSON (kept as ``raw``).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this shape."""
+    id: str = ""
+    """The system's own id for this answer (a correlation token); empty if it has none."""
+    label: str | None = None
+    """A label in the system's vocabulary, for classifier-style systems."""
+    text: str | None = None
+    """The free text answered, for LLM-style systems."""
+    raw: JsonValue = Field(default=None, validation_alias=AliasChoices("raw", "raw_output"))
+    """The untouched payload the system answered with (any JSON)."""
+    confidence: float | None = None
+    """The system's confidence in its answer in [0, 1], or None if it gives none."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else worth keeping with the output."""
+
+    @field_validator("confidence")
+    @classmethod
+    def _confidence_in_unit_interval(cls, value: float | None) -> float | None:
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ValueError(f"confidence must be within [0, 1], got {value}")
+        return value
+
+    @property
+    def answer_text(self) -> str | None:
+        """The text a text scorer reads: ``text``, else the label, else None."""
+        return self.text if self.text is not None else self.label
+
+    @classmethod
+    def from_prediction(cls, prediction: Prediction) -> Output:
+        """The general form of a classifier's prediction."""
+        return cls.model_construct(
+            id=prediction.id,
+            label=prediction.label,
+            text=None,
+            raw=prediction.raw_output or None,
+            confidence=prediction.confidence,
+            metadata=prediction.metadata,
+        )
+
+    @classmethod
+    def coerce(cls, value: Any) -> Output:
+        """Read what a system answered as an ``Output``.
+
+        An ``Output`` or ``Prediction`` is taken as is; a string is both label and text; a
+        JSON object whose keys are all fields of ``Output`` (or ``Prediction``) is read as
+        one; any other JSON value is kept as ``raw``.
+
+        Raises:
+            ValueError: An object shaped as an output is not a valid one (a confidence
+                outside [0, 1], a label that is not a string, ...).
+        """
+        if isinstance(value, Output):
+            return value
+        if isinstance(value, Prediction):
+            return cls.from_prediction(value)
+        if isinstance(value, str):
+            return cls.model_construct(label=value, text=value, raw=None, metadata={})
+        if isinstance(value, dict) and value and set(value) <= _OUTPUT_KEYS:
+            return cls.model_validate(value)
+        try:
+            return cls.model_validate({"raw": value})
+        except ValidationError:
+            raise ValueError(
+                f"{type(value).__name__} is not JSON; expected a string, an object or "
+                "another JSON value"
+            ) from None
+
+
+_OUTPUT_KEYS = frozenset(
+    {"schema_version", "id", "label", "text", "raw", "raw_output", "confidence", "metadata"}
+)
+
+
 class Example(BaseModel):
-    """One labelled input of a dataset."""
+    """One input of a dataset, with what a right answer looks like when that is known."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,8 +140,12 @@ class Example(BaseModel):
     """Unique id of the example within its dataset."""
     input: dict[str, Any]
     """The input given to the system under test, passed through as is."""
-    expected_label: str
-    """The correct label (ground truth)."""
+    expected_label: str | None = None
+    """The correct label (ground truth) for classifier-style systems; None when unknown."""
+    expected: JsonValue = None
+    """A reference any scorer may read: a label, a reference text, a number, any JSON."""
+    output: JsonValue = None
+    """An output recorded with the example, for the ``precomputed`` system to answer."""
     cohort: str | None = None
     """Optional group the example belongs to, for per-cohort figures and floors."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -58,10 +153,29 @@ class Example(BaseModel):
 
     @field_validator("id", "expected_label")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("must not be empty")
         return value
+
+    def canonical_dump(self) -> dict[str, Any]:
+        """The example as JSON the way it is hashed and written: fields added in 0.3 only
+        when set, so a dataset written before them keeps its content hash."""
+        dumped = self.model_dump(mode="json")
+        for key in _ADDED_IN_0_3:
+            if dumped.get(key) is None:
+                dumped.pop(key, None)
+        if dumped.get("expected_label") is None:
+            # 0.2 required a label: a dataset without one has no older hash to keep.
+            dumped.pop("expected_label", None)
+        return dumped
+
+    @property
+    def reference_label(self) -> str | None:
+        """What a label scorer compares with: ``expected_label``, else a string ``expected``."""
+        if self.expected_label is not None:
+            return self.expected_label
+        return self.expected if isinstance(self.expected, str) else None
 
 
 class Dataset(BaseModel):
@@ -91,12 +205,19 @@ class Dataset(BaseModel):
 
     @cached_property
     def content_hash(self) -> str:
-        """sha256 of the canonical JSON of the examples (name and version excluded)."""
-        payload = [e.model_dump(mode="json") for e in self.examples]
+        """sha256 of the canonical JSON of the examples (name and version excluded).
+
+        Fields added in 0.3 (``expected``, ``output``) enter the hash only when set, so a
+        dataset written before them keeps its hash and its stored runs stay resumable.
+        """
+        payload = [e.canonical_dump() for e in self.examples]
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @property
     def labels(self) -> list[str]:
-        """The distinct expected labels, sorted."""
-        return sorted({e.expected_label for e in self.examples})
+        """The distinct expected labels, sorted (examples without one are left out)."""
+        return sorted({e.expected_label for e in self.examples if e.expected_label is not None})
+
+
+_ADDED_IN_0_3 = ("expected", "output")

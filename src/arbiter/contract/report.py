@@ -1,4 +1,4 @@
-"""The report of a run: classification figures, cohorts, latency, pass^k."""
+"""The report of a run: the outcome, a section per scorer, cohorts, latency, pass^k."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 from arbiter.contract.common import SCHEMA_VERSION, Interval
 from arbiter.contract.runs import RunStatus
+from arbiter.contract.scores import Band, ModelCalls, ScorerSpec
 
 __all__ = [
     "ClassificationMetrics",
@@ -14,6 +15,7 @@ __all__ = [
     "LabelMetrics",
     "LatencySummary",
     "Report",
+    "ScorerSection",
 ]
 
 
@@ -52,14 +54,53 @@ class ClassificationMetrics(BaseModel):
 
 
 class CohortMetrics(BaseModel):
-    """Accuracy within one cohort."""
+    """The outcome within one cohort."""
 
     n: int
     """Number of examples in the cohort."""
     accuracy: Interval
-    """Share of the cohort's pairs correct, with a Wilson interval."""
+    """Share of the cohort's decided pairs that passed, with a Wilson interval."""
     pass_k: float
-    """Share of the cohort's examples correct on every repetition."""
+    """Share of the cohort's decided examples that passed every repetition."""
+
+
+class ScorerSection(BaseModel):
+    """What one scorer found over the run.
+
+    Pairs whose call failed count as failed (there was no output to pass); abstentions
+    and errored scores are counted apart and enter no rate.
+    """
+
+    name: str
+    """The name its scores carry."""
+    spec: ScorerSpec
+    """How it was built."""
+    n: int
+    """(example, repetition) pairs with a result."""
+    passed: int
+    """Pairs it passed."""
+    failed: int
+    """Pairs it failed, failed calls included."""
+    abstained: int
+    """Pairs it abstained on (nothing to judge), errored ones excluded."""
+    errored: int
+    """Pairs where the scorer itself failed (its error is in the pair's score)."""
+    pass_rate: Interval | None
+    """passed / (passed + failed) with a Wilson interval; None when it decided nothing."""
+    pass_hat_k: Interval | None = None
+    """Share of decided examples it passed on every repetition; bootstrap over examples."""
+    classification: ClassificationMetrics | None = None
+    """Its answers against the expected categories, when it reads categories (labels, the
+    jury's decisions); strict comparison."""
+    mapped: ClassificationMetrics | None = None
+    """The same after the scorer's label map, when it has one."""
+    value: Interval | None = None
+    """Mean of its numeric values (per example, then over examples) with a bootstrap
+    interval, when it gives values."""
+    bands: dict[Band, int] = Field(default_factory=dict)
+    """Pairs per band, for banded scorers."""
+    model: ModelCalls | None = None
+    """Its model calls, summed, for model scorers."""
 
 
 class LatencySummary(BaseModel):
@@ -114,14 +155,29 @@ class Report(BaseModel):
     """Seed of every resampling behind the intervals."""
     label_map: dict[str, str] | None = None
     """Mapping applied for ``mapped``, or None if no map was given."""
-    strict: ClassificationMetrics
-    """Figures on labels compared exactly as predicted."""
+    scorers: list[ScorerSpec] = Field(default_factory=list)
+    """The run's scorers, in order."""
+    sections: dict[str, ScorerSection] = Field(default_factory=dict)
+    """One section per scorer, in the run's order."""
+    accuracy: Interval
+    """The outcome over pairs: share of decided (example, repetition) pairs that passed
+    (no gating scorer failed), failed calls counted failed; Wilson interval. For a run
+    scored by ``label`` alone this is the label accuracy."""
+    undecided: int = 0
+    """Pairs whose outcome is unknown (every gating scorer abstained or errored)."""
+    strict: ClassificationMetrics | None = None
+    """Figures on labels compared exactly as predicted (the ``label`` scorer's section);
+    None when the run has no ``label`` scorer."""
     mapped: ClassificationMetrics | None = None
     """Figures after the label map is applied to both sides (e.g. graded → binary)."""
     pass_hat_k: Interval
-    """Share of examples correct on all k repetitions (pass^k), bootstrap interval over examples."""
+    """Share of decided examples that passed all k repetitions (pass^k), bootstrap
+    interval over examples. An example with an unknown repetition and no failed one is
+    undecided and left out."""
     pass_at_1: Interval
-    """Mean pass@1: per example, the share of repetitions correct; bootstrap interval."""
+    """Mean pass@1: per decided example, the share of decided repetitions that passed."""
+    undecided_examples: int = 0
+    """Examples left out of pass^k as undecided."""
     cohorts: dict[str, CohortMetrics]
     """Per-cohort figures; examples with no cohort are left out."""
     errors_by_type: dict[str, int]
@@ -134,8 +190,10 @@ class Report(BaseModel):
     """Call latency, None when no call was timed."""
     examples_per_second: float | None
     """Pairs completed per wall-clock second of the run, None when unknown."""
+    model: ModelCalls | None = None
+    """Every model call of the run's scorers, summed (cache hits counted apart)."""
 
     @property
-    def primary(self) -> ClassificationMetrics:
-        """The figures the gate judges: mapped when a label map was given, else strict."""
+    def primary(self) -> ClassificationMetrics | None:
+        """The label figures to show first: mapped when a label map was given, else strict."""
         return self.mapped if self.mapped is not None else self.strict

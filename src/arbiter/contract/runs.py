@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from arbiter.contract.data import Output
+from arbiter.contract.scores import Score, ScorerSpec
+
 __all__ = ["PairResult", "RunConfig", "RunInfo", "RunSegment", "RunStatus"]
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
@@ -33,25 +36,36 @@ class RunConfig(BaseModel):
     """Only the first ``limit`` examples of the dataset."""
     seed: int = 0
     """Seed of the bootstrap intervals and of the retry jitter."""
+    scorers: list[ScorerSpec] = Field(default_factory=list)
+    """The scorers of the run, in order; empty: the ``label`` scorer with ``label_map``
+    (every run stored before scorers existed)."""
+    cache: bool | None = None
+    """Whether model scorers' requests may be answered from the cache; None: only when
+    k is 1 (repetitions meant to sample ask for fresh answers)."""
+    eval_file_hash: str | None = None
+    """sha256 of the eval file the run was started from, if any."""
+
+    @property
+    def uses_cache(self) -> bool:
+        """Whether model calls of this run may come from the cache."""
+        return self.cache if self.cache is not None else self.k == 1
 
 
 class PairResult(BaseModel):
-    """The outcome of one (example, repetition) pair."""
+    """The outcome of one (example, repetition) pair: the output and what each scorer said."""
 
     example_id: str
     """Id of the example."""
     repetition: int
     """0-based repetition index."""
-    label: str | None
-    """Predicted label; None when the call failed."""
-    confidence: float | None = None
-    """The system's confidence, if it gave one."""
-    prediction_id: str | None = None
-    """The system's own id for the answer."""
-    raw_output: dict[str, Any] | None = None
-    """The system's untouched answer."""
-    correct: bool
-    """Whether the (mapped, if a label map is set) label equals the expected one."""
+    output: Output | None = None
+    """What the system answered; None when the call failed."""
+    scores: list[Score] = Field(default_factory=list)
+    """One score per scorer of the run, in the run's order; empty when the call failed."""
+    passed: bool | None = None
+    """The repetition's outcome: False when the call failed or a gating scorer failed;
+    True when no gating scorer failed and at least one passed; None when every gating
+    scorer abstained or errored (the outcome is unknown, never a pass)."""
     error_type: str | None = None
     """Class name of the error when the call failed."""
     error_message: str | None = None
@@ -60,6 +74,22 @@ class PairResult(BaseModel):
     """Duration of the last attempt in milliseconds."""
     attempts: int = 1
     """Calls made, retries included."""
+
+    @property
+    def label(self) -> str | None:
+        """The output's label (its text when it has no label); None when the call failed."""
+        if self.output is None:
+            return None
+        return self.output.label if self.output.label is not None else self.output.text
+
+    @property
+    def correct(self) -> bool:
+        """Whether the repetition passed (an unknown outcome is not a pass)."""
+        return self.passed is True
+
+    def score(self, name: str) -> Score | None:
+        """The score of the scorer named ``name``, if it scored this pair."""
+        return next((s for s in self.scores if s.name == name), None)
 
 
 class RunSegment(BaseModel):
@@ -98,6 +128,12 @@ class RunInfo(BaseModel):
     """When the run last finished, if it did."""
     segments: list[RunSegment] = Field(default_factory=list)
     """Each start and resume, in order, with its wall time."""
+    name: str | None = None
+    """A name given to the run (``--name``)."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Tags given to the run (``--tag k=v``)."""
+    summary: dict[str, Any] | None = None
+    """Headline figures kept when the run last ended (``accuracy``, ``pass_hat_k``, ...)."""
 
     @property
     def elapsed_seconds(self) -> float:

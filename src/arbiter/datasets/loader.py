@@ -5,8 +5,9 @@ Formats, chosen by the file suffix (case-insensitive):
 - ``.json``: ``{"examples": [...], "name": ..., "version": ...}`` (name and version
   optional), or a bare top-level list of examples.
 - ``.jsonl``: one example object per line; blank lines are skipped.
-- ``.csv``: a header row naming ``expected_label`` (required), ``id`` and ``cohort``
-  (optional), and any number of ``input.<key>`` / ``metadata.<key>`` columns; dots
+- ``.csv``: a header row naming any of ``id``, ``expected_label``, ``expected``,
+  ``output`` and ``cohort`` (text), and any number of ``input.<key>`` /
+  ``metadata.<key>`` columns; dots
   nest (``input.a.b`` fills ``input["a"]["b"]``). Input and metadata cells that read
   as a JSON number, ``true``, ``false`` or ``null`` become that value, anything else
   stays a string; an empty cell is left out.
@@ -46,7 +47,7 @@ SUPPORTED_SUFFIXES = (".json", ".jsonl", ".csv")
 """File suffixes :func:`load_dataset` reads."""
 
 _TOP_LEVEL_KEYS = ("examples", "name", "version", "schema_version")
-_CSV_FIELDS = ("id", "expected_label", "cohort")
+_CSV_FIELDS = ("id", "expected_label", "expected", "output", "cohort")
 _CSV_PREFIXES = ("input", "metadata")
 _JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
@@ -95,7 +96,7 @@ def dump_dataset_jsonl(dataset: Dataset, path: str | os.PathLike[str]) -> None:
         dataset: The dataset to write.
         path: Destination file; overwritten if it exists.
     """
-    text = "".join(f"{_canonical_json(e.model_dump(mode='json'))}\n" for e in dataset.examples)
+    text = "".join(f"{_canonical_json(e.canonical_dump())}\n" for e in dataset.examples)
     Path(path).write_text(text, encoding="utf-8", newline="\n")
 
 
@@ -178,7 +179,7 @@ def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
     try:
         header = next(reader, None)
         if header is None:
-            raise InputError(f"{file}: empty file; expected a header row with 'expected_label'")
+            raise InputError(f"{file}: empty file; expected a header row (id, expected_label, ...)")
         columns = _csv_columns(file, header)
         start = reader.line_num + 1
         for row in reader:
@@ -204,7 +205,7 @@ def _csv_columns(file: Path, header: list[str]) -> list[tuple[str, ...]]:
         elif prefix in _CSV_PREFIXES and rest and all(rest.split(".")):
             column = (prefix, *rest.split("."))
         else:
-            expected = "id, expected_label, cohort, input.<key>, metadata.<key>"
+            expected = "id, expected_label, expected, output, cohort, input.<key>, metadata.<key>"
             raise InputError(f"{at}: unknown column {name!r}; expected {expected}")
         for seen in columns:
             if column == seen:
@@ -213,9 +214,6 @@ def _csv_columns(file: Path, header: list[str]) -> list[tuple[str, ...]]:
                 clash = f"clashes with column {'.'.join(seen)!r}"
                 raise InputError(f"{at}: column {name!r} {clash} (a value cannot hold keys)")
         columns.append(column)
-    if ("expected_label",) not in columns:
-        found = ", ".join(h.strip() for h in header)
-        raise InputError(f"{file}:1: missing required column 'expected_label' (header: {found})")
     return columns
 
 
@@ -224,7 +222,7 @@ def _csv_record(columns: list[tuple[str, ...]], row: list[str]) -> dict[str, Any
     for column, cell in zip(columns, row, strict=True):
         if cell == "":
             continue
-        if len(column) == 1:  # id, expected_label, cohort: always strings
+        if len(column) == 1:  # id, expected_label, expected, output, cohort: always text
             record[column[0]] = cell
             continue
         target: dict[str, Any] = record[column[0]]

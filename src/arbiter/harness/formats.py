@@ -26,9 +26,16 @@ def _ci(interval: Interval) -> str:
 
 def headline(report: Report) -> list[tuple[str, str]]:
     """The report's headline figures as (name, value) rows; escape them where they land."""
-    rows = [("accuracy (strict)", f"{_ci(report.strict.accuracy)}  n={report.strict.n}")]
-    if report.mapped is not None:
-        rows.append(("accuracy (mapped)", f"{_ci(report.mapped.accuracy)}  n={report.mapped.n}"))
+    if report.strict is not None:
+        rows = [("accuracy (strict)", f"{_ci(report.strict.accuracy)}  n={report.strict.n}")]
+        if report.mapped is not None:
+            rows.append(
+                ("accuracy (mapped)", f"{_ci(report.mapped.accuracy)}  n={report.mapped.n}")
+            )
+    else:
+        rows = [("pass rate", f"{_ci(report.accuracy)}  n={report.accuracy.n}")]
+    if report.undecided:
+        rows.append(("undecided pairs", f"{report.undecided} (every gating scorer abstained)"))
     rows += [
         (f"pass^{report.k}", f"{_ci(report.pass_hat_k)}  over {report.pass_hat_k.n} examples"),
         ("mean pass@1", f"{_ci(report.pass_at_1)}"),
@@ -73,17 +80,18 @@ def report_markdown(report: Report) -> str:
     ]
     lines += [f"| {md(name)} | {md(value)} |" for name, value in headline(report)]
     primary = report.primary
-    lines += ["", "| label | precision | recall | f1 | support |", "|---|---:|---:|---:|---:|"]
-    for name, m in [
-        *primary.per_label.items(),
-        ("macro avg", primary.macro),
-        ("micro avg", primary.micro),
-        ("weighted avg", primary.weighted),
-    ]:
-        lines.append(
-            f"| {md(name, limit=200)} | {m.precision:.3f} | {m.recall:.3f} | {m.f1:.3f} "
-            f"| {m.support} |"
-        )
+    if primary is not None:
+        lines += ["", "| label | precision | recall | f1 | support |", "|---|---:|---:|---:|---:|"]
+        for name, m in [
+            *primary.per_label.items(),
+            ("macro avg", primary.macro),
+            ("micro avg", primary.micro),
+            ("weighted avg", primary.weighted),
+        ]:
+            lines.append(
+                f"| {md(name, limit=200)} | {m.precision:.3f} | {m.recall:.3f} | {m.f1:.3f} "
+                f"| {m.support} |"
+            )
     if report.cohorts:
         lines += [
             "",
@@ -164,7 +172,7 @@ def report_junit(report: Report, examples: Sequence[Example], results: Sequence[
     for name, value in (
         ("run_id", report.run_id or ""),
         ("status", report.status),
-        ("accuracy", f"{report.primary.accuracy.estimate:.6f}"),
+        ("accuracy", f"{report.accuracy.estimate:.6f}"),
         (f"pass^{report.k}", f"{report.pass_hat_k.estimate:.6f}"),
     ):
         ET.SubElement(properties, "property", name=name, value=value)

@@ -38,10 +38,10 @@ def _fmt(value: float) -> str:
 
 def evaluate_gate(
     report: Report,
-    correct: Mapping[str, Sequence[bool]],
+    correct: Mapping[str, Sequence[bool | None]],
     *,
     baseline: Report | None = None,
-    baseline_correct: Mapping[str, Sequence[bool]] | None = None,
+    baseline_correct: Mapping[str, Sequence[bool | None]] | None = None,
     min_accuracy: float | None = None,
     min_pass_k: float | None = None,
     cohort_floors: Mapping[str, float] | None = None,
@@ -52,10 +52,12 @@ def evaluate_gate(
 
     Args:
         report: The report of the run under judgement.
-        correct: Its per-example correctness per repetition.
+        correct: Its per-example outcome per repetition (None: unknown).
         baseline: The report of the baseline run, if comparing.
-        baseline_correct: The baseline's per-example correctness.
-        min_accuracy: Floor on accuracy (mapped when a label map was used).
+        baseline_correct: The baseline's per-example outcomes.
+        min_accuracy: Floor on accuracy: the share of decided pairs that passed (for a
+            run scored by ``label`` alone, its label accuracy; mapped when a label map
+            was used).
         min_pass_k: Floor on pass^k.
         cohort_floors: Floor on accuracy per cohort name.
         epsilon: Largest drop against the baseline tolerated even when significant.
@@ -70,7 +72,7 @@ def evaluate_gate(
             f"the run is {report.status}{shown}: a partial run never passes "
             f"(finish it: arbiter run --resume {report.run_id or 'RUN_ID'})"
         )
-    accuracy = report.primary.accuracy
+    accuracy = report.accuracy
     if min_accuracy is not None and accuracy.estimate < min_accuracy:
         failures.append(
             f"accuracy {_fmt(accuracy.estimate)} is below the floor {_fmt(min_accuracy)} "
@@ -106,20 +108,24 @@ def evaluate_gate(
 
 def _regressions(
     report: Report,
-    correct: Mapping[str, Sequence[bool]],
+    correct: Mapping[str, Sequence[bool | None]],
     baseline: Report,
-    baseline_correct: Mapping[str, Sequence[bool]],
+    baseline_correct: Mapping[str, Sequence[bool | None]],
     epsilon: float,
     seed: int,
     warnings: list[str],
 ) -> list[str]:
     if baseline.dataset_hash != report.dataset_hash:
         warnings.append("the baseline ran on a different dataset; comparing the examples in common")
-    common = [example_id for example_id in correct if example_id in baseline_correct]
+    common = [
+        example_id
+        for example_id, reps in correct.items()
+        if _decided(reps) and _decided(baseline_correct.get(example_id, ()))
+    ]
     if not common:
         return ["the run and the baseline have no example in common"]
     failures = []
-    measures: dict[str, Callable[[Sequence[bool]], float]] = {
+    measures: dict[str, Callable[[Sequence[bool | None]], float]] = {
         "accuracy": _mean,
         f"pass^{report.k}": _all,
     }
@@ -141,9 +147,14 @@ def _regressions(
     return failures
 
 
-def _mean(reps: Sequence[bool]) -> float:
-    return sum(reps) / len(reps)
+def _decided(reps: Sequence[bool | None]) -> bool:
+    return any(r is not None for r in reps)
 
 
-def _all(reps: Sequence[bool]) -> float:
-    return float(all(reps))
+def _mean(reps: Sequence[bool | None]) -> float:
+    settled = [r for r in reps if r is not None]
+    return sum(settled) / len(settled)
+
+
+def _all(reps: Sequence[bool | None]) -> float:
+    return float(all(r is True for r in reps))

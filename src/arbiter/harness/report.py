@@ -9,41 +9,49 @@ from typing import Any
 import numpy as np
 
 from arbiter.contract import (
-    ClassificationMetrics,
+    Band,
     CohortMetrics,
     Completeness,
     Example,
     Interval,
     LatencySummary,
+    ModelCalls,
     PairResult,
     Report,
     RunStatus,
+    Score,
+    ScorerSection,
+    ScorerSpec,
 )
-from arbiter.harness.metrics import apply_label_map, classification_metrics, map_label
+from arbiter.scoring.metrics import apply_label_map, classification_metrics
 from arbiter.stats import bootstrap_cis, wilson_interval
 
-__all__ = ["build_report", "is_correct", "per_example_correct"]
+__all__ = ["build_report", "example_outcomes", "per_example_outcomes"]
 
 
-def is_correct(expected: str, label: str | None, label_map: Mapping[str, str] | None) -> bool:
-    """Whether a predicted label counts as right, after the label map if one is given."""
-    if label is None:
-        return False
-    if label_map:
-        return map_label(label, label_map) == map_label(expected, label_map)
-    return label == expected
-
-
-def per_example_correct(
+def per_example_outcomes(
     examples: Sequence[Example], results: Sequence[PairResult]
-) -> dict[str, list[bool]]:
-    """For each example with at least one result, its correctness per repetition, in order."""
-    by_example: dict[str, dict[int, bool]] = {}
+) -> dict[str, list[bool | None]]:
+    """For each example with at least one result, its outcome per repetition, in order."""
+    by_example: dict[str, dict[int, bool | None]] = {}
     for r in results:
-        by_example.setdefault(r.example_id, {})[r.repetition] = r.correct
+        by_example.setdefault(r.example_id, {})[r.repetition] = r.passed
     return {
         e.id: [reps[i] for i in sorted(reps)] for e in examples if (reps := by_example.get(e.id))
     }
+
+
+def example_outcomes(outcomes: Mapping[str, Sequence[bool | None]]) -> dict[str, bool | None]:
+    """One outcome per example: False if a repetition failed, True if all passed, else None."""
+    summary: dict[str, bool | None] = {}
+    for example_id, reps in outcomes.items():
+        if any(r is False for r in reps):
+            summary[example_id] = False
+        elif all(r is True for r in reps):
+            summary[example_id] = True
+        else:
+            summary[example_id] = None
+    return summary
 
 
 def build_report(
@@ -55,7 +63,7 @@ def build_report(
     system: str,
     k: int,
     seed: int = 0,
-    label_map: Mapping[str, str] | None = None,
+    scorers: Sequence[ScorerSpec] = (),
     run_id: str | None = None,
     elapsed_seconds: float | None = None,
     status: RunStatus = "completed",
@@ -74,47 +82,44 @@ def build_report(
         system: Short description of the system under test.
         k: Repetitions per example.
         seed: Seed of the bootstrap resampling.
-        label_map: Mapping for the mapped figures, applied to both sides.
+        scorers: The run's scorers, in order (their sections follow it).
         run_id: Id of the stored run, if any.
         elapsed_seconds: Wall time spent running, for throughput.
         status: Where the run is (only a completed run passes a gate).
         completeness: Pairs with a result over pairs expected.
     """
     position = {e.id: i for i, e in enumerate(examples)}
-    expected = {e.id: e.expected_label for e in examples}
     ordered = sorted(
         (r for r in results if r.example_id in position),
         key=lambda r: (position[r.example_id], r.repetition),
     )
     if not ordered:
         raise ValueError("the run has no results to report on")
-    y_true = [expected[r.example_id] for r in ordered]
-    y_pred = [r.label for r in ordered]
 
-    strict = classification_metrics(y_true, y_pred)
-    mapped: ClassificationMetrics | None = None
-    if label_map:
-        mapped = classification_metrics(
-            apply_label_map(y_true, label_map),  # type: ignore[arg-type]
-            apply_label_map(y_pred, label_map),
-        )
+    sections = {spec.label: _section(spec, ordered, examples, seed) for spec in scorers}
+    label_section = sections.get("label")
+    label_map = _label_map(label_section.spec) if label_section else None
 
-    correct = per_example_correct(examples, ordered)
-    all_correct = np.array([all(v) for v in correct.values()], dtype=float)
-    mean_correct = np.array([sum(v) / len(v) for v in correct.values()], dtype=float)
+    outcomes = per_example_outcomes(examples, ordered)
+    decided_pairs = [r.passed for r in ordered if r.passed is not None]
+    per_example = example_outcomes(outcomes)
+    decided = [i for i, outcome in per_example.items() if outcome is not None]
+    all_passed = np.array([per_example[i] is True for i in decided], dtype=float)
+    mean_passed = np.array([_share(outcomes[i]) for i in decided], dtype=float)
 
     cohorts: dict[str, CohortMetrics] = {}
     by_cohort: dict[str, list[str]] = {}
     for e in examples:
-        if e.cohort is not None and e.id in correct:
+        if e.cohort is not None and e.id in outcomes:
             by_cohort.setdefault(e.cohort, []).append(e.id)
     for cohort in sorted(by_cohort):
         ids = by_cohort[cohort]
-        flat = [c for i in ids for c in correct[i]]
+        flat = [c is True for i in ids for c in outcomes[i] if c is not None]
+        settled = [per_example[i] for i in ids if per_example[i] is not None]
         cohorts[cohort] = CohortMetrics(
             n=len(ids),
             accuracy=_wilson(sum(flat), len(flat)),
-            pass_k=sum(all(correct[i]) for i in ids) / len(ids),
+            pass_k=sum(c is True for c in settled) / len(settled) if settled else 0.0,
         )
 
     errors = Counter(r.error_type for r in ordered if r.error_type)
@@ -126,7 +131,8 @@ def build_report(
         mean_ms=float(latencies.mean()),
     )
     throughput = len(ordered) / elapsed_seconds if elapsed_seconds else None
-    pass_hat_k, pass_at_1 = _bootstraps([all_correct, mean_correct], seed)
+    pass_hat_k, pass_at_1 = _bootstraps([all_passed, mean_passed], seed)
+    model = _summed(s.model for s in sections.values())
 
     return Report(
         run_id=run_id,
@@ -136,20 +142,143 @@ def build_report(
         dataset_hash=dataset_hash,
         system=system,
         k=k,
-        n_examples=len(correct),
+        n_examples=len(outcomes),
         seed=seed,
-        label_map=dict(label_map) if label_map else None,
-        strict=strict,
-        mapped=mapped,
+        label_map=label_map,
+        scorers=list(scorers),
+        sections=sections,
+        accuracy=_wilson(sum(decided_pairs), len(decided_pairs)),
+        undecided=len(ordered) - len(decided_pairs),
+        strict=label_section.classification if label_section else None,
+        mapped=label_section.mapped if label_section else None,
         pass_hat_k=pass_hat_k,
         pass_at_1=pass_at_1,
+        undecided_examples=len(outcomes) - len(decided),
         cohorts=cohorts,
         errors_by_type=dict(sorted(errors.items())),
         error_examples=_first_messages(ordered),
         error_rate=sum(errors.values()) / len(ordered),
         latency=latency,
         examples_per_second=throughput,
+        model=model,
     )
+
+
+def _section(
+    spec: ScorerSpec, ordered: Sequence[PairResult], examples: Sequence[Example], seed: int
+) -> ScorerSection:
+    """One scorer's figures over the run's pairs (failed calls count as failed)."""
+    name = spec.label
+    scores: list[tuple[PairResult, Score | None]] = [(r, r.score(name)) for r in ordered]
+    expected_of = _expected_categories(spec, scores, examples)
+    passed = failed = abstained = errored = 0
+    bands: Counter[Band] = Counter()
+    by_example: dict[str, list[bool | None]] = {}
+    values: dict[str, list[float]] = {}
+    y_true: list[str] = []
+    y_pred: list[str | None] = []
+    for result, score in scores:
+        outcome: bool | None
+        if score is None:
+            outcome = False if result.output is None else None
+            if outcome is None:
+                abstained += 1  # a result stored before this scorer existed
+        else:
+            outcome = score.passed
+            if score.error is not None:
+                errored += 1
+            elif outcome is None:
+                abstained += 1
+            if score.band is not None:
+                bands[score.band] += 1
+            if score.value is not None:
+                values.setdefault(result.example_id, []).append(score.value)
+        if outcome is True:
+            passed += 1
+        elif outcome is False:
+            failed += 1
+        by_example.setdefault(result.example_id, []).append(outcome)
+        expected = score.expected if score is not None else None
+        if expected is None:
+            expected = expected_of.get(result.example_id)
+        if expected is not None and (score is None or score.error is None):
+            y_true.append(expected)
+            y_pred.append(score.answer if score is not None else None)
+
+    label_map = _label_map(spec)
+    classification = mapped = None
+    if y_true:
+        classification = classification_metrics(y_true, y_pred)
+        if label_map:
+            mapped = classification_metrics(
+                apply_label_map(y_true, label_map),  # type: ignore[arg-type]
+                apply_label_map(y_pred, label_map),
+            )
+
+    settled = example_outcomes(by_example)
+    decided = [outcome for outcome in settled.values() if outcome is not None]
+    pass_hat_k = None
+    if decided:
+        (pass_hat_k,) = _bootstraps([np.array(decided, dtype=float)], seed)
+    value = None
+    if values:
+        means = np.array([sum(v) / len(v) for v in values.values()], dtype=float)
+        (value,) = _bootstraps([means], seed)
+    return ScorerSection(
+        name=name,
+        spec=spec,
+        n=len(ordered),
+        passed=passed,
+        failed=failed,
+        abstained=abstained,
+        errored=errored,
+        pass_rate=_wilson(passed, passed + failed) if passed + failed else None,
+        pass_hat_k=pass_hat_k,
+        classification=classification,
+        mapped=mapped,
+        value=value,
+        bands=dict(sorted(bands.items())),
+        model=_summed(s.model for _, s in scores if s is not None),
+    )
+
+
+def _expected_categories(
+    spec: ScorerSpec,
+    scores: Sequence[tuple[PairResult, Score | None]],
+    examples: Sequence[Example],
+) -> dict[str, str]:
+    """Per example, the category its answers are compared with, for pairs with no score.
+
+    A failed call has no score, yet it counts against the scorer's classification report
+    (a wrong answer, as scikit-learn counts a label outside the matrix): its expected
+    category is the one the scorer gave the example's other repetitions, or for
+    ``label`` the example's own label.
+    """
+    found = {r.example_id: s.expected for r, s in scores if s is not None and s.expected}
+    if spec.name == "label":
+        for example in examples:
+            reference = example.reference_label
+            if reference is not None:
+                found.setdefault(example.id, reference)
+    return found
+
+
+def _label_map(spec: ScorerSpec) -> dict[str, str] | None:
+    mapping = spec.args.get("label_map") if spec.name == "label" else None
+    return dict(mapping) if isinstance(mapping, dict) and mapping else None
+
+
+def _summed(calls: Any) -> ModelCalls | None:
+    total: ModelCalls | None = None
+    for one in calls:
+        if one is not None:
+            total = one if total is None else total + one
+    return total
+
+
+def _share(reps: Sequence[bool | None]) -> float:
+    settled = [r for r in reps if r is not None]
+    return sum(settled) / len(settled)
 
 
 def _wilson(successes: int, n: int) -> Interval:
@@ -159,6 +288,8 @@ def _wilson(successes: int, n: int) -> Interval:
 
 def _bootstraps(samples: list[np.ndarray[Any, Any]], seed: int) -> list[Interval]:
     """Bootstrap intervals of the means of samples of one length, on shared draws."""
+    if not len(samples[0]):
+        return [Interval(estimate=0.0, low=0.0, high=1.0, method="bootstrap", n=0) for _ in samples]
     return [
         Interval(
             estimate=float(values.mean()),

@@ -27,16 +27,25 @@ from arbiter.contract import (
     Completeness,
     Dataset,
     Example,
+    Output,
     PairResult,
     Report,
     RunConfig,
     RunStatus,
 )
-from arbiter.errors import SystemCrashed, SystemTimeout, SystemUnderTestError
-from arbiter.harness.report import build_report, is_correct
+from arbiter.errors import (
+    InvalidSystemResponse,
+    SystemCrashed,
+    SystemTimeout,
+    SystemUnderTestError,
+)
+from arbiter.harness.report import build_report
 from arbiter.harness.sink import Lease, RunStore
 from arbiter.http.retry import RetryBudget, RetryPolicy
 from arbiter.params import Interval, invalid, validate_params
+from arbiter.scoring.base import Scorer, ScoringContext, repetition_passed
+from arbiter.scoring.labels import label as label_scorer
+from arbiter.scoring.registry import ScorerRegistry
 from arbiter.systems.base import SystemUnderTest
 from arbiter.telemetry import Telemetry
 from arbiter.validation import describe_validation_error, format_loc
@@ -44,11 +53,13 @@ from arbiter.validation import describe_validation_error, format_loc
 __all__ = [
     "HEARTBEAT_S",
     "ProgressCallback",
+    "default_scorers",
     "describe_system_short",
     "resume_eval",
     "resume_eval_async",
     "run_eval",
     "run_eval_async",
+    "stored_scorers",
 ]
 
 ProgressCallback = Callable[[int, int], None]
@@ -91,17 +102,20 @@ async def _call_with_retries(
     # aiohttp's total timeout) needs no second timer per call from us.
     bounded = getattr(system, "call_timeout", None)
     own_timer = not (isinstance(bounded, int | float) and bounded <= config.timeout)
+    # A system that answers from the example itself (precomputed outputs) says so.
+    answer = getattr(system, "answer", None)
     while True:
         attempt += 1
         started = time.perf_counter()
         error: SystemUnderTestError
         try:
+            call = answer(example) if answer is not None else system(dict(example.input))
             if own_timer:
                 # asyncio.timeout, unlike wait_for, does not wrap the call in a new task.
                 async with asyncio.timeout(config.timeout):
-                    prediction = await system(dict(example.input))
+                    prediction = await call
             else:
-                prediction = await system(dict(example.input))
+                prediction = await call
             return prediction, None, (time.perf_counter() - started) * 1000, attempt
         except TimeoutError:
             error = SystemTimeout(f"no answer within {config.timeout:g}s")
@@ -117,6 +131,7 @@ async def _call_with_retries(
 
 async def _score_pair(
     system: SystemUnderTest,
+    scoring: _Scoring,
     example: Example,
     repetition: int,
     config: RunConfig,
@@ -124,35 +139,53 @@ async def _score_pair(
     rng: random.Random,
 ) -> PairResult:
     policy, budget = retry
-    prediction, error, latency_ms, attempts = await _call_with_retries(
+    answered, error, latency_ms, attempts = await _call_with_retries(
         system, example, config, policy, budget, rng
     )
-    if error is not None:
+    output: Output | None = None
+    if error is None:
+        try:
+            output = Output.coerce(answered)
+        except ValueError as exc:
+            error = InvalidSystemResponse(f"the system answered something unreadable: {exc}")
+    if error is not None or output is None:
         return PairResult(
             example_id=example.id,
             repetition=repetition,
-            label=None,
-            correct=False,
+            passed=False,
             error_type=type(error).__name__,
             error_message=str(error)[:500],
             latency_ms=latency_ms,
             attempts=attempts,
         )
+    scores = [await scorer(example, output) for scorer in scoring.scorers]
     return PairResult(
         example_id=example.id,
         repetition=repetition,
-        label=prediction.label,
-        confidence=prediction.confidence,
-        prediction_id=prediction.id or None,
-        raw_output=prediction.raw_output,
-        correct=is_correct(example.expected_label, prediction.label, config.label_map),
+        output=output,
+        scores=scores,
+        passed=repetition_passed(scores, scoring.gating),
         latency_ms=latency_ms,
         attempts=attempts,
     )
 
 
+class _Scoring:
+    """The run's scorers and the names of those that gate."""
+
+    def __init__(self, scorers: Sequence[Scorer]) -> None:
+        self.scorers = list(scorers)
+        self.gating = frozenset(s.spec.label for s in scorers if s.spec.gating)
+
+
+def default_scorers(config: RunConfig) -> list[Scorer]:
+    """The scorers of a run that names none: ``label`` with the run's label map."""
+    return [label_scorer(label_map=config.label_map)]
+
+
 async def _execute(
     system: SystemUnderTest,
+    scoring: _Scoring,
     pairs: Sequence[tuple[Example, int]],
     config: RunConfig,
     *,
@@ -183,7 +216,9 @@ async def _execute(
                 example, repetition = work.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            finished.put_nowait(await _score_pair(system, example, repetition, config, retry, rng))
+            finished.put_nowait(
+                await _score_pair(system, scoring, example, repetition, config, retry, rng)
+            )
             if must_yield:
                 await asyncio.sleep(0)
 
@@ -252,16 +287,21 @@ async def run_eval_async(
     label_map: Mapping[str, str] | None = None,
     limit: int | None = None,
     seed: int = 0,
+    scorers: Sequence[Scorer] | None = None,
+    cache: bool | None = None,
+    name: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    eval_file_hash: str | None = None,
     store: RunStore | None = None,
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
 ) -> Report:
-    """Run ``dataset`` through ``system`` ``k`` times and report how well it did.
+    """Run ``dataset`` through ``system`` ``k`` times and score every output.
 
-    Failures of the system are recorded per pair and never raised. With a ``store``,
-    each result is committed as it completes and the run can be resumed with
-    ``resume_eval`` after any interruption.
+    Failures of the system are recorded per pair and never raised; so are failures of a
+    scorer (an errored score). With a ``store``, each result is committed as it
+    completes and the run can be resumed with ``resume_eval`` after any interruption.
 
     Args:
         system: The system under test.
@@ -270,9 +310,18 @@ async def run_eval_async(
         concurrency: Calls in flight at once.
         timeout: Seconds one call may take.
         retries: Extra attempts for retryable failures.
-        label_map: Mapping applied to both sides before comparison (e.g. graded → binary).
+        label_map: Mapping applied to both sides before comparison (e.g. graded → binary),
+            for the default ``label`` scorer.
         limit: Only the first ``limit`` examples.
         seed: Seed of the bootstrap intervals and retry jitter.
+        scorers: Built scorers (``ScorerRegistry.build``, or a factory called with its
+            arguments); None: ``label`` with ``label_map``. A repetition passes when no
+            gating scorer failed and one passed.
+        cache: Whether model scorers may answer from the cache (stored with the run);
+            None: only when ``k`` is 1.
+        name: A name for the stored run.
+        tags: Tags for the stored run.
+        eval_file_hash: sha256 of the eval file the run comes from, stored with it.
         store: Where to persist the run (a :class:`arbiter.store.Store`, or any
             :class:`~arbiter.harness.sink.RunStore`); None keeps results in memory only.
         progress: Called with ``(done, total)`` after each completed pair.
@@ -300,7 +349,14 @@ async def run_eval_async(
         label_map=dict(label_map) if label_map else None,
         limit=limit,
         seed=seed,
+        cache=cache,
+        eval_file_hash=eval_file_hash,
     )
+    chosen = list(scorers) if scorers is not None else default_scorers(config)
+    if not chosen:
+        raise invalid("scorers", "run_eval", "a non-empty list of scorers", chosen)
+    _check_names(chosen)
+    config.scorers = [scorer.spec for scorer in chosen]
     examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
     description = _describe(system)
     run_id: str | None = None
@@ -312,6 +368,8 @@ async def run_eval_async(
             system=description,
             config=config.model_dump(mode="json"),
             n_pairs=len(examples) * config.k,
+            name=name,
+            tags=dict(tags or {}),
         )
         lease = await asyncio.to_thread(store.acquire_lease, run_id)
         if on_start is not None:
@@ -319,6 +377,7 @@ async def run_eval_async(
     pairs = [(e, rep) for e in examples for rep in range(config.k)]
     run = _run_pairs(
         system,
+        _Scoring(chosen),
         dataset,
         examples,
         pairs,
@@ -351,8 +410,20 @@ async def _heartbeat(lease: Lease) -> None:
             await asyncio.to_thread(lease.renew)
 
 
+def _check_names(scorers: Sequence[Scorer]) -> None:
+    seen: set[str] = set()
+    for scorer in scorers:
+        label = scorer.spec.label
+        if label in seen:
+            raise invalid(
+                "scorers", "run_eval", f"scorers with distinct names (two are {label!r})", label
+            )
+        seen.add(label)
+
+
 async def _run_pairs(
     system: SystemUnderTest,
+    scoring: _Scoring,
     dataset: Dataset,
     examples: Sequence[Example],
     pairs: Sequence[tuple[Example, int]],
@@ -383,6 +454,7 @@ async def _run_pairs(
                     await stack.enter_async_context(system)  # type: ignore[arg-type]
                 await _execute(
                     system,
+                    scoring,
                     pairs,
                     config,
                     store=store,
@@ -405,7 +477,7 @@ async def _run_pairs(
             beating.cancel()
         if lease is not None:
             lease.release()
-    return build_report(
+    report = build_report(
         examples,
         results,
         dataset_name=dataset.name,
@@ -413,12 +485,25 @@ async def _run_pairs(
         system=describe_system_short(description),
         k=config.k,
         seed=config.seed,
-        label_map=config.label_map,
+        scorers=[scorer.spec for scorer in scoring.scorers],
         run_id=run_id,
         elapsed_seconds=prior_elapsed + elapsed,
         status=status,
         completeness=Completeness(done=len(results), expected=total),
     )
+    if store is not None and run_id is not None:
+        await asyncio.to_thread(store.save_summary, run_id, run_summary(report))
+    return report
+
+
+def run_summary(report: Report) -> dict[str, Any]:
+    """The headline figures a listing of runs shows."""
+    return {
+        "accuracy": report.accuracy.estimate,
+        "pass_hat_k": report.pass_hat_k.estimate,
+        "n_examples": report.n_examples,
+        "scorers": [spec.label for spec in report.scorers],
+    }
 
 
 async def _observed(
@@ -438,7 +523,8 @@ async def _observed(
         report = await run
         span.set_attribute("n_examples", report.n_examples)
     figures = {
-        "accuracy": report.strict.accuracy.estimate,
+        # The label accuracy where the run has one (as before scorers), else the outcome.
+        "accuracy": (report.strict or report).accuracy.estimate,
         "mapped_accuracy": report.mapped.accuracy.estimate if report.mapped else None,
         "pass_hat_k": report.pass_hat_k.estimate,
         "error_rate": report.error_rate,
@@ -454,6 +540,7 @@ async def resume_eval_async(
     run_id: str,
     system: SystemUnderTest,
     *,
+    scorers: Sequence[Scorer] | None = None,
     progress: ProgressCallback | None = None,
     telemetry: Telemetry | None = None,
 ) -> Report:
@@ -466,6 +553,8 @@ async def resume_eval_async(
         store: The store holding the run.
         run_id: Id (or unique prefix) of the run.
         system: The system under test, rebuilt from the run's stored description.
+        scorers: The run's scorers, rebuilt from its stored specs (a registry's
+            ``build_all``); None: the built-in scorers the specs name.
         progress: Called with ``(done, total)`` after each completed pair.
         telemetry: As for :func:`run_eval_async`.
 
@@ -483,10 +572,18 @@ async def resume_eval_async(
     except BaseException:
         lease.release()
         raise
+    try:
+        chosen = list(scorers) if scorers is not None else stored_scorers(config)
+        if [s.spec for s in chosen] != (config.scorers or [s.spec for s in chosen]):
+            raise invalid("scorers", "resume_eval", "the scorers the run was started with", chosen)
+    except BaseException:
+        lease.release()
+        raise
     done = {(r.example_id, r.repetition) for r in prior}
     pairs = [(e, rep) for e in examples for rep in range(config.k) if (e.id, rep) not in done]
     run = _run_pairs(
         system,
+        _Scoring(chosen),
         dataset,
         examples,
         pairs,
@@ -500,6 +597,23 @@ async def resume_eval_async(
         prior_elapsed=info.elapsed_seconds,
     )
     return await _observed(run, telemetry, dataset.name, info.system, config.k, info.id)
+
+
+def stored_scorers(
+    config: RunConfig,
+    registry: ScorerRegistry | None = None,
+    *,
+    context: ScoringContext | None = None,
+) -> list[Scorer]:
+    """The scorers a stored run used, rebuilt from its specs (``label`` for older runs).
+
+    Raises:
+        InputError: A spec names a scorer the registry does not know, or another version.
+    """
+    if not config.scorers:
+        return default_scorers(config)
+    registry = registry or ScorerRegistry.default()
+    return list(registry.build_all(config.scorers, context=context))
 
 
 def run_eval(system: SystemUnderTest, dataset: Dataset, **options: Any) -> Report:

@@ -30,9 +30,16 @@ class RunStore(Protocol):
     """Where a run's header, segments and per-pair results go, and come back from."""
 
     def create_run(
-        self, *, dataset: Dataset, system: dict[str, Any], config: dict[str, Any], n_pairs: int
+        self,
+        *,
+        dataset: Dataset,
+        system: dict[str, Any],
+        config: dict[str, Any],
+        n_pairs: int,
+        name: str | None = None,
+        tags: dict[str, str] | None = None,
     ) -> str:
-        """Register a new run and return its id."""
+        """Register a new run (with its name and tags, if given) and return its id."""
         ...
 
     def acquire_lease(self, run_id: str) -> Lease:
@@ -47,6 +54,10 @@ class RunStore(Protocol):
         self, run_id: str, segment: int, status: RunStatus, *, elapsed_seconds: float
     ) -> None:
         """Close a segment and move the run to ``status``."""
+        ...
+
+    def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
+        """Keep a run's headline figures with its header."""
         ...
 
     def add_results(self, run_id: str, results: Sequence[PairResult]) -> None:

@@ -7,7 +7,7 @@ check that can fail on user input runs before anything is written or called.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,14 +23,17 @@ from arbiter.contract import (
 from arbiter.errors import InputError, StoreError
 from arbiter.harness.diff import RunDiff, diff_runs
 from arbiter.harness.gate import GateResult, evaluate_gate
-from arbiter.harness.report import build_report, per_example_correct
+from arbiter.harness.report import build_report, per_example_outcomes
 from arbiter.harness.runner import (
     ProgressCallback,
     describe_system_short,
     resume_eval_async,
     run_eval_async,
+    stored_scorers,
 )
 from arbiter.http.redact import REDACTED, redact_url
+from arbiter.scoring.base import Scorer, ScoringContext
+from arbiter.service.scoring import scorer_registry
 from arbiter.store import Store
 from arbiter.systems.base import ResponseMapping, SystemUnderTest
 from arbiter.systems.factory import build_system
@@ -72,9 +75,9 @@ class StoredRun:
     """The report recomputed from the results."""
 
     @property
-    def correct(self) -> dict[str, list[bool]]:
-        """Per-example correctness per repetition."""
-        return per_example_correct(self.examples, self.results)
+    def correct(self) -> dict[str, list[bool | None]]:
+        """Per-example outcome per repetition (None: unknown)."""
+        return per_example_outcomes(self.examples, self.results)
 
     @property
     def complete(self) -> bool:
@@ -183,19 +186,25 @@ async def start_run(
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
     checked: bool = False,
+    scorers: Sequence[Scorer] | None = None,
+    name: str | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> Report:
     """Check every input against the system, then run the dataset through it.
 
     Args:
         system: The system under test (built from a description, or any object).
-        dataset: The labelled examples.
-        config: The run's options.
+        dataset: The examples.
+        config: The run's options (``cache`` and ``eval_file_hash`` included).
         store: Where results go as they complete; None keeps them in memory.
         source: Where the dataset came from, for messages.
         progress: Called with ``(done, total)``.
         on_start: Called with the run id once it is stored.
         telemetry: Where the run's span and figures go.
         checked: The caller ran :func:`check_inputs` already (before opening the store).
+        scorers: The run's scorers (see :mod:`arbiter.service.scoring`); None: ``label``.
+        name: A name for the stored run.
+        tags: Tags for the stored run.
 
     Raises:
         InputError: An example cannot be sent to the system (nothing is written).
@@ -213,6 +222,11 @@ async def start_run(
         label_map=config.label_map,
         limit=config.limit,
         seed=config.seed,
+        scorers=scorers,
+        cache=config.cache,
+        eval_file_hash=config.eval_file_hash,
+        name=name,
+        tags=tags,
         store=store,
         progress=progress,
         on_start=on_start,
@@ -289,8 +303,9 @@ async def resume_run(
     given: Mapping[str, Any] | None = None,
     progress: ProgressCallback | None = None,
     telemetry: Telemetry | None = None,
+    context: ScoringContext | None = None,
 ) -> Report:
-    """Continue a stored run with only its missing pairs, the system rebuilt as it was.
+    """Continue a stored run with only its missing pairs, system and scorers rebuilt.
 
     Args:
         store: The store holding the run.
@@ -299,6 +314,7 @@ async def resume_run(
         given: Options given with the resume (see :func:`check_resume_options`).
         progress: Called with ``(done, total)``.
         telemetry: Where the run's span and figures go.
+        context: Providers and cache of model scorers; None: as the run was started.
 
     Raises:
         StoreError: No such run.
@@ -307,8 +323,14 @@ async def resume_run(
     """
     info = store.get_run(run_id)
     check_resume_options(info, given or {})
+    config = info.run_config
+    scorers = stored_scorers(
+        config, scorer_registry(), context=context or ScoringContext(use_cache=config.uses_cache)
+    )
     system = build_system(_resumed_system(info, given), headers=headers)
-    return await resume_eval_async(store, info.id, system, progress=progress, telemetry=telemetry)
+    return await resume_eval_async(
+        store, info.id, system, scorers=scorers, progress=progress, telemetry=telemetry
+    )
 
 
 def load_run(store: Store, run_id: str) -> StoredRun:
@@ -332,7 +354,7 @@ def load_run(store: Store, run_id: str) -> StoredRun:
         system=describe_system_short(info.system),
         k=config.k,
         seed=config.seed,
-        label_map=config.label_map,
+        scorers=config.scorers or [s.spec for s in stored_scorers(config)],
         run_id=info.id,
         elapsed_seconds=info.elapsed_seconds or None,
         status=info.status,
@@ -387,7 +409,9 @@ def compare_runs(store: Store, run_a: str, run_b: str) -> Comparison:
     a, b = load_run(store, run_a), load_run(store, run_b)
     warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
     warnings += _differences(a, b)
-    expected = {e.id: e.expected_label for e in [*a.examples, *b.examples]}
+    expected = {
+        e.id: e.expected_label for e in [*a.examples, *b.examples] if e.expected_label is not None
+    }
     diff = diff_runs(a.info.id, a.results, b.info.id, b.results, expected, seed=a.config.seed)
     if diff.n_common == 0:
         warnings.append("the runs have no example in common: there is nothing to compare")

@@ -28,8 +28,12 @@ __all__ = [
     "RunSegmentRow",
 ]
 
-SCHEMA_VERSION = 1
-"""Version of the stored tables; written into every run row."""
+SCHEMA_VERSION = 2
+"""Version of the stored tables; written into every run row.
+
+2 (0.3): results gain ``output``, ``passed`` and ``scores``; runs gain ``name``,
+``tags`` and ``summary``. Columns are only ever added, nullable, so a store of an older
+version is upgraded in place when opened (see ``Store``)."""
 
 
 class Base(DeclarativeBase):
@@ -64,6 +68,9 @@ class RunRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     elapsed_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    tags: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)
+    summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class ResultRow(Base):
@@ -81,6 +88,9 @@ class ResultRow(Base):
     prediction_id: Mapped[str | None] = mapped_column(Text, nullable=True)
     raw_output: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     correct: Mapped[bool] = mapped_column(Boolean)
+    passed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    output: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    scores: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     error_type: Mapped[str | None] = mapped_column(String(100), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
     latency_ms: Mapped[float] = mapped_column(Float)

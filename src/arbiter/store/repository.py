@@ -18,12 +18,33 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, Table, create_engine, delete, event, func, insert, select, update
+from sqlalchemy import (
+    Engine,
+    Table,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from arbiter.contract import Dataset, Example, PairResult, RunInfo, RunSegment, RunStatus
+from arbiter.contract import (
+    Dataset,
+    Example,
+    Output,
+    PairResult,
+    RunInfo,
+    RunSegment,
+    RunStatus,
+    Score,
+)
 from arbiter.errors import RunBusy, StoreError, StoreUnavailable
 from arbiter.store import jury_models as _jury_models  # noqa: F401  (the jury's tables)
 from arbiter.store import online_models as _online_models  # noqa: F401  (online results)
@@ -157,6 +178,7 @@ class Store:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         with self.guard("open the store"):
             Base.metadata.create_all(self.engine)
+            _add_missing_columns(self.engine)
 
     def close(self) -> None:
         """Release the connection pool."""
@@ -244,7 +266,14 @@ class Store:
     # ---------------------------------------------------------------------- runs
 
     def create_run(
-        self, *, dataset: Dataset, system: dict[str, Any], config: dict[str, Any], n_pairs: int
+        self,
+        *,
+        dataset: Dataset,
+        system: dict[str, Any],
+        config: dict[str, Any],
+        n_pairs: int,
+        name: str | None = None,
+        tags: dict[str, str] | None = None,
     ) -> str:
         """Register a new run in status ``running`` and return its id."""
         self.save_dataset(dataset)
@@ -259,9 +288,16 @@ class Store:
                     status="running",
                     n_pairs=n_pairs,
                     created_at=_now(),
+                    name=name,
+                    tags=dict(tags) if tags else None,
                 )
             )
         return run_id
+
+    def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
+        """Keep a run's headline figures with its header, for listings."""
+        with self.guard(f"store the figures of run {run_id}"), self.engine.begin() as connection:
+            connection.execute(update(RunRow).where(RunRow.id == run_id).values(summary=summary))
 
     def acquire_lease(self, run_id: str, *, ttl_s: float = LEASE_TTL_S) -> RunLease:
         """Take the right to execute ``run_id``; refused while another process holds it.
@@ -340,7 +376,7 @@ class Store:
         if not results:
             return
         now = _now()
-        rows = [{"run_id": run_id, "completed_at": now, **r.model_dump()} for r in results]
+        rows = [_result_row(run_id, now, r) for r in results]
         # A Core executemany on the table, bypassing the ORM: results are the hot path.
         with self.guard(f"store results of run {run_id}"), self.engine.begin() as connection:
             connection.execute(insert(_RESULTS), rows)
@@ -354,12 +390,19 @@ class Store:
         with self.guard("read a run"), self.session() as session:
             return self._info(session, self.by_prefix(session, RunRow, run_id, "run"))
 
-    def list_runs(self, *, limit: int = 50) -> list[RunInfo]:
-        """The most recent runs, newest first."""
+    def list_runs(self, *, limit: int = 50, tags: dict[str, str] | None = None) -> list[RunInfo]:
+        """The most recent runs, newest first; with ``tags``, only runs carrying them all."""
         with self.guard("list runs"), self.session() as session:
-            rows = session.scalars(
-                select(RunRow).order_by(RunRow.created_at.desc()).limit(limit)
-            ).all()
+            query = select(RunRow).order_by(RunRow.created_at.desc())
+            if not tags:
+                rows = session.scalars(query.limit(limit)).all()
+            else:  # tags are JSON: filtered here, portably, rather than in SQL
+                wanted = tags.items()
+                rows = [
+                    row
+                    for row in session.scalars(query).all()
+                    if wanted <= (row.tags or {}).items()
+                ][:limit]
             return [self._info(session, row) for row in rows]
 
     def results(self, run_id: str) -> list[PairResult]:
@@ -370,7 +413,7 @@ class Store:
                 .where(ResultRow.run_id == run_id)
                 .order_by(ResultRow.example_id, ResultRow.repetition)
             ).all()
-            return [PairResult.model_validate(row, from_attributes=True) for row in rows]
+            return [_pair_result(row) for row in rows]
 
     def completed_pairs(self, run_id: str) -> set[tuple[str, int]]:
         """The (example_id, repetition) pairs of a run that already have a result."""
@@ -402,6 +445,9 @@ class Store:
             created_at=row.created_at,
             finished_at=row.finished_at,
             segments=self._segments(session, row),
+            name=row.name,
+            tags=row.tags or {},
+            summary=row.summary,
         )
 
     def _held(self, session: Session, run_id: str) -> bool:
@@ -456,3 +502,91 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+def _result_row(run_id: str, now: datetime, result: PairResult) -> dict[str, Any]:
+    """The row of one result; the output goes whole into ``output`` (its label also apart)."""
+    output = result.output
+    return {
+        "run_id": run_id,
+        "completed_at": now,
+        "example_id": result.example_id,
+        "repetition": result.repetition,
+        "label": result.label,
+        "correct": result.correct,
+        "passed": result.passed,
+        "output": None if output is None else output.model_dump(mode="json", exclude_defaults=True),
+        "scores": [s.model_dump(mode="json", exclude_defaults=True) for s in result.scores],
+        "error_type": result.error_type,
+        "error_message": result.error_message,
+        "latency_ms": result.latency_ms,
+        "attempts": result.attempts,
+    }
+
+
+def _pair_result(row: ResultRow) -> PairResult:
+    """A stored row as a result; rows of schema 1 (before scorers) read as scored by label."""
+    if row.scores is not None:
+        output = None if row.output is None else Output.model_validate(row.output)
+        return PairResult(
+            example_id=row.example_id,
+            repetition=row.repetition,
+            output=output,
+            scores=[Score.model_validate(s) for s in row.scores],
+            passed=row.passed,
+            error_type=row.error_type,
+            error_message=row.error_message,
+            latency_ms=row.latency_ms,
+            attempts=row.attempts,
+        )
+    legacy = None
+    scores: list[Score] = []
+    if row.error_type is None and row.label is not None:
+        legacy = Output(
+            id=row.prediction_id or "",
+            label=row.label,
+            raw=row.raw_output,
+            confidence=row.confidence,
+        )
+        scores = [
+            Score(name="label", answer=row.label, passed=row.correct, value=float(row.correct))
+        ]
+    return PairResult(
+        example_id=row.example_id,
+        repetition=row.repetition,
+        output=legacy,
+        scores=scores,
+        passed=row.correct if legacy is not None else False,
+        error_type=row.error_type,
+        error_message=row.error_message,
+        latency_ms=row.latency_ms,
+        attempts=row.attempts,
+    )
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """Upgrade a store made by an older version: add the (nullable) columns it lacks.
+
+    Columns are only ever added, never changed or dropped, so ``ALTER TABLE ... ADD
+    COLUMN`` is the whole migration, on SQLite and PostgreSQL alike.
+    """
+    inspector = inspect(engine)
+    statements = []
+    for table in Base.metadata.sorted_tables:
+        if not inspector.has_table(table.name):
+            continue
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            if not column.nullable:
+                raise StoreError(
+                    f"the store's table {table.name} lacks column {column.name}, which cannot "
+                    "be added in place; use a new store (ARBITER_DB_URL)"
+                )
+            kind = column.type.compile(dialect=engine.dialect)
+            statements.append(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+    if statements:
+        with engine.begin() as connection:
+            for statement in statements:
+                connection.execute(text(statement))

@@ -22,8 +22,8 @@ from sklearn.metrics import (
 )
 
 from arbiter.contract import ClassificationMetrics
-from arbiter.harness import metrics as metrics_module
-from arbiter.harness.metrics import apply_label_map, binary_label_map, classification_metrics
+from arbiter.scoring import metrics as metrics_module
+from arbiter.scoring.metrics import apply_label_map, binary_label_map, classification_metrics
 from arbiter.stats import wilson_interval
 
 SENTINEL = "<no prediction>"
@@ -336,7 +336,7 @@ def test_binary_mapped_metrics_equal_sklearn_on_mapped_labels() -> None:
     [("low", "low"), ("medium", "high"), ("critical", "high"), ("high", "high")],
 )
 def test_wildcard_entry_catches_every_unnamed_label(label: str, expected: str) -> None:
-    from arbiter.harness.metrics import map_label
+    from arbiter.scoring.metrics import map_label
 
     assert map_label(label, {"low": "low", "*": "high"}) == expected
     assert map_label(label, {"low": "low"}) == label  # no wildcard: unchanged
