@@ -166,7 +166,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Compare two runs: per-example flips and metric deltas with 95% intervals."""
-    from arbiter.service.runs import compare_runs
+    from arbiter.service.compare import compare_runs
 
     store = open_store()
     try:

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from arbiter.contract import PairResult
+from arbiter.contract import PairResult, RunInfo
 from arbiter.stats import paired_bootstrap_diff
 
-__all__ = ["Flip", "MetricDelta", "RunDiff", "diff_runs"]
+__all__ = ["Flip", "MetricDelta", "RunDiff", "comparability_notes", "diff_runs"]
 
 
 class Flip(BaseModel):
@@ -121,6 +121,24 @@ def diff_runs(
                 )
             )
     return diff
+
+
+def comparability_notes(a: RunInfo, b: RunInfo) -> list[str]:
+    """What makes two runs' figures not directly comparable, one line each."""
+    notes = []
+    if a.dataset_hash != b.dataset_hash:
+        notes.append(
+            f"the runs used different datasets ({a.dataset_name} {a.dataset_hash[:12]} "
+            f"vs {b.dataset_name} {b.dataset_hash[:12]})"
+        )
+    config_a, config_b = a.run_config, b.run_config
+    if config_a.k != config_b.k:
+        notes.append(f"the runs used different k ({config_a.k} vs {config_b.k}): pass^k differs")
+    if (config_a.label_map or None) != (config_b.label_map or None):
+        notes.append(
+            "the runs used different label maps: their mapped figures mean different things"
+        )
+    return notes
 
 
 def _group(results: Sequence[PairResult]) -> dict[str, list[PairResult]]:

@@ -21,7 +21,7 @@ from arbiter.contract import (
     RunInfo,
 )
 from arbiter.errors import InputError, StoreError
-from arbiter.harness.diff import RunDiff, diff_runs
+from arbiter.harness.diff import comparability_notes
 from arbiter.harness.gate import GateResult, evaluate_gate
 from arbiter.harness.report import build_report, per_example_outcomes
 from arbiter.harness.runner import (
@@ -41,12 +41,10 @@ from arbiter.telemetry import Telemetry
 
 __all__ = [
     "RESUMABLE_OPTIONS",
-    "Comparison",
     "GateFloors",
     "StoredRun",
     "check_inputs",
     "check_resume_options",
-    "compare_runs",
     "gate_run",
     "incomplete_note",
     "load_run",
@@ -98,11 +96,12 @@ def system_description(
     tool: str | None = None,
     fixed_arguments: Mapping[str, Any] | None = None,
     timeout: float = 30.0,
+    output_field: str = "output",
 ) -> dict[str, Any]:
     """The stored, rebuildable description of a system under test, from run options.
 
     Args:
-        kind: ``python``, ``http`` or ``mcp``.
+        kind: ``python``, ``http``, ``mcp`` or ``precomputed``.
         target: The callable (``package.module:function`` or ``path/to/file.py:function``)
             or the URL.
         method: http: request method.
@@ -114,10 +113,18 @@ def system_description(
         tool: mcp: the tool to call.
         fixed_arguments: mcp: arguments merged into every call.
         timeout: Seconds per call.
+        output_field: precomputed: where each row's output sits (top level or in input).
 
     Raises:
-        InputError: The target or tool is missing.
+        InputError: The target or tool is missing, or a precomputed system is given one.
     """
+    if kind == "precomputed":
+        if target:
+            raise InputError(
+                "--system precomputed calls nothing: drop --target (the outputs come from "
+                f"the dataset's {output_field!r} field)"
+            )
+        return {"kind": "precomputed", "field": output_field}
     if not target:
         what = "'package.module:function'" if kind == "python" else "the service URL"
         raise InputError(f"--target is required for --system {kind}: give {what}")
@@ -373,51 +380,6 @@ def incomplete_note(run: StoredRun) -> str | None:
     )
 
 
-def _differences(a: StoredRun, b: StoredRun) -> list[str]:
-    """What makes two runs' figures not directly comparable, one line each."""
-    notes = []
-    if a.info.dataset_hash != b.info.dataset_hash:
-        notes.append(
-            f"the runs used different datasets ({a.report.dataset} {a.info.dataset_hash[:12]} "
-            f"vs {b.report.dataset} {b.info.dataset_hash[:12]})"
-        )
-    if a.config.k != b.config.k:
-        notes.append(f"the runs used different k ({a.config.k} vs {b.config.k}): pass^k differs")
-    if (a.config.label_map or None) != (b.config.label_map or None):
-        notes.append(
-            "the runs used different label maps: their mapped figures mean different things"
-        )
-    return notes
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Two runs compared, with what makes the comparison weaker than it looks."""
-
-    diff: RunDiff
-    """Flips and metric deltas over the examples in common."""
-    warnings: list[str] = field(default_factory=list)
-    """Different datasets, k or label maps; incomplete runs; nothing in common."""
-
-
-def compare_runs(store: Store, run_a: str, run_b: str) -> Comparison:
-    """Diff two stored runs example by example, saying what makes them incomparable.
-
-    Raises:
-        StoreError: A run does not exist or has no result.
-    """
-    a, b = load_run(store, run_a), load_run(store, run_b)
-    warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
-    warnings += _differences(a, b)
-    expected = {
-        e.id: e.expected_label for e in [*a.examples, *b.examples] if e.expected_label is not None
-    }
-    diff = diff_runs(a.info.id, a.results, b.info.id, b.results, expected, seed=a.config.seed)
-    if diff.n_common == 0:
-        warnings.append("the runs have no example in common: there is nothing to compare")
-    return Comparison(diff=diff, warnings=warnings)
-
-
 @dataclass(frozen=True)
 class GateFloors:
     """What a run must reach to pass the gate."""
@@ -444,7 +406,7 @@ def gate_run(
     current = load_run(store, run_id)
     base = load_run(store, baseline) if baseline else None
     if base is not None:
-        blocking = [n for n in _differences(current, base) if "datasets" not in n]
+        blocking = [n for n in comparability_notes(current.info, base.info) if "datasets" not in n]
         if blocking:
             raise InputError(
                 f"cannot gate {current.info.id} against baseline {base.info.id}: "
