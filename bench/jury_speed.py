@@ -214,7 +214,7 @@ def describe(cases: Sequence[Case]) -> str:
 
 def text_caches() -> list[Callable[[], None]]:
     """``cache_clear`` of every lru cache in the detectors and quote matching."""
-    modules = [importlib.import_module("arbiter.jury.quotes")]
+    modules = [importlib.import_module("arbiter.scoring.quotes")]
     for info in pkgutil.iter_modules(arbiter.jury.detectors.__path__):
         modules.append(importlib.import_module(f"arbiter.jury.detectors.{info.name}"))
     clears: dict[int, Callable[[], None]] = {}

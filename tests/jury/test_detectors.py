@@ -28,7 +28,7 @@ from arbiter.jury.detectors import (
 from arbiter.jury.detectors.figure_words import MONTH, NUMBER_WORD, anchors
 from arbiter.jury.detectors.quantities import extract_quantities, same_value
 from arbiter.jury.detectors.text import segment_bounds, tokenize
-from arbiter.jury.quotes import locate
+from arbiter.scoring.quotes import locate
 
 LENSES = ("factual", "logical", "adversary")
 CASES = Path(detectors.__file__).parents[1] / "data" / "cases.jsonl"

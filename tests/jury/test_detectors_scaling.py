@@ -31,7 +31,7 @@ from arbiter.jury.detectors import (
 from arbiter.jury.detectors.analysis import analyse
 from arbiter.jury.detectors.equality import FigureIndex, comparable
 from arbiter.jury.detectors.quantities import same_value
-from arbiter.jury.quotes import locate
+from arbiter.scoring.quotes import locate
 
 LENSES = ("factual", "logical", "adversary")
 

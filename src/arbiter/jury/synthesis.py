@@ -40,7 +40,7 @@ from arbiter.contract import (
     Verdict,
 )
 from arbiter.jury.confidence import confidence_of
-from arbiter.jury.quotes import Span, locate, normalize, overlap_ratio, sentence_index
+from arbiter.scoring.quotes import Span, locate, normalize, overlap_ratio, sentence_index
 
 __all__ = ["LOW_SCORE", "MAX_CALLOUTS", "MAX_FLIP_MARGIN", "most_severe", "severity", "synthesize"]
 

@@ -1,6 +1,7 @@
 """Checking that a quote really is in the output, and where.
 
-Critics must quote the span they complain about. Before a quote is compared with the
+Model judges (the jury's critics, the ``rubric`` scorer) must quote the span their
+finding rests on; the quote is checked here, in code. Before a quote is compared with the
 output, both are normalised the same way: Unicode dashes become ``-``, curly quotes
 become straight ones, runs of whitespace become one space, and the quote loses the
 quotation marks and ellipses a model likes to wrap it in. Case is kept: "verbatim"
