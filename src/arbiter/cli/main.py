@@ -13,6 +13,7 @@ from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
 from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
 from arbiter.cli import run as _run  # noqa: F401  (registers commands)
+from arbiter.cli import scorers as _scorers  # noqa: F401  (registers commands)
 from arbiter.cli.app import app
 from arbiter.cli.common import note
 from arbiter.errors import ArbiterError, GateFailed, Interrupted

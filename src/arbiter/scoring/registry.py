@@ -38,6 +38,17 @@ ENTRY_POINT_GROUP = "arbiter.scorers"
 
 BUILTIN_SCORERS: dict[str, str] = {
     "label": "arbiter.scoring.labels:label",
+    "exact": "arbiter.scoring.text:exact",
+    "casefold": "arbiter.scoring.text:casefold",
+    "normalized": "arbiter.scoring.text:normalized",
+    "contains": "arbiter.scoring.text:contains",
+    "any_of": "arbiter.scoring.text:any_of",
+    "all_of": "arbiter.scoring.text:all_of",
+    "length": "arbiter.scoring.text:length",
+    "regex": "arbiter.scoring.patterns:regex",
+    "numeric": "arbiter.scoring.numeric:numeric",
+    "json": "arbiter.scoring.structured:json_output",
+    "f1_tokens": "arbiter.scoring.overlap:f1_tokens",
 }
 """Built-in scorers of this package, by name: ``module:factory``, imported on first use."""
 
