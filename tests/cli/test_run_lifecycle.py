@@ -276,7 +276,7 @@ def test_ctrl_c_prints_one_line_saying_how_to_resume(data_file: Path, tmp_path: 
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     (run,) = store.list_runs(limit=1)
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"arbiter: interrupted: run {run.id} is stored with ")

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from arbiter.store import Store
 
 __all__ = [
-    "BINARY_LABEL_MAP",
     "echo_json",
     "err_console",
     "note",
@@ -31,8 +30,6 @@ __all__ = [
     "settings",
 ]
 
-BINARY_LABEL_MAP = {"low": "low", "*": "high"}
-"""``--label-map binary``: a threat unless exactly ``low`` (``*`` maps every other label)."""
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -84,6 +81,7 @@ def parse_label_map(value: str | None) -> dict[str, str] | None:
     """
     from arbiter.datasets.jsonio import read_json_file
     from arbiter.errors import InputError
+    from arbiter.scoring.labels import BINARY_LABEL_MAP
 
     if value is None:
         return None

@@ -1,7 +1,8 @@
 """``arbiter run``, ``arbiter runs`` and ``arbiter demo``.
 
-Options are parsed here and handed to :mod:`arbiter.service.runs`; engines are imported
-inside the commands, never at import time.
+Options are parsed here; :mod:`arbiter.cli.run_steps` turns them (or an eval file) into
+a plan and hands it to :mod:`arbiter.service`. Engines are imported inside the
+commands, never at import time.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,15 +21,11 @@ from arbiter.cli.common import (
     note,
     open_store,
     out_console,
-    parse_label_map,
     progress_bar,
-    read_argument_file,
-    settings,
 )
 
 if TYPE_CHECKING:
-    from arbiter.contract import Report
-    from arbiter.store import Store
+    pass
 
 __all__ = ["demo", "run", "runs"]
 
@@ -39,90 +36,19 @@ class SystemKind(StrEnum):
     python = "python"
     http = "http"
     mcp = "mcp"
-
-
-def _parse_pairs(values: list[str], sep: str, option: str) -> dict[str, str]:
-    from arbiter.errors import InputError
-
-    pairs = {}
-    for value in values:
-        key, found, rest = value.partition(sep)
-        if not found or not key.strip():
-            raise InputError(f"{option} {value!r}: expected NAME{sep}VALUE")
-        pairs[key.strip()] = rest.strip()
-    return pairs
-
-
-def _json_value(text: str) -> Any:
-    import json
-
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _body_template(value: str | None) -> Any:
-    from arbiter.datasets.jsonio import parse_json
-
-    if value is None:
-        return None
-    source = value[1:] if value.startswith("@") else "--body-template"
-    return parse_json(read_argument_file(value, "--body-template"), source=source)
-
-
-class _Tracker:
-    """Remembers the run id and the pairs done, to say how to resume after Ctrl-C."""
-
-    def __init__(self, progress: Any) -> None:
-        self.run_id: str | None = None
-        self.done = self.total = 0
-        self._progress = progress
-
-    def started(self, run_id: str) -> None:
-        self.run_id = run_id
-        note(f"run {run_id} started (if interrupted: arbiter run --resume {run_id})")
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-        self._progress(done, total)
-
-    def interrupted(self) -> Exception:
-        from arbiter.errors import Interrupted
-
-        if self.run_id is None:
-            return Interrupted("before the run was stored; nothing to resume")
-        return Interrupted(
-            f"run {self.run_id} is stored with {self.done}/{self.total or '?'} pairs; "
-            f"resume it with: arbiter run --resume {self.run_id}"
-        )
-
-
-def _finish(report: Report, store: Store, *, as_json: bool) -> None:
-    from arbiter.cli.render_run import report_renderable
-    from arbiter.errors import SystemUnderTestError
-
-    if as_json:
-        echo_json(report.model_dump(mode="json"))
-    else:
-        out_console().print(report_renderable(report))
-        note(f"\nstored as run {report.run_id} in {store.describe()}")
-    if report.mapped is not None and len(report.mapped.labels) == 1:
-        note(
-            f"warning: the label map sends every label to {report.mapped.labels[0]!r}: "
-            "does it name the labels this dataset uses?",
-            style="yellow",
-        )
-    if report.error_rate == 1.0:
-        kind, message = next(iter(report.error_examples.items()), ("error", ""))
-        raise SystemUnderTestError(
-            f"every call failed; the first: {kind}: {message} "
-            f"(all of them: arbiter report {report.run_id} --format junit)"
-        )
+    precomputed = "precomputed"
 
 
 @app.command()
 def run(
+    eval_file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="An eval file (TOML) holding the dataset, system, scorers, options and gate; "
+            "no other run option is taken with it.",
+            show_default=False,
+        ),
+    ] = None,
     dataset: Annotated[
         Path | None,
         typer.Option("--dataset", "--fixture", help="Labelled dataset: .json, .jsonl or .csv."),
@@ -227,153 +153,129 @@ def run(
             "[default: only when --k is 1].",
         ),
     ] = None,
+    output_field: Annotated[
+        str | None,
+        typer.Option(
+            help="precomputed: the field holding each row's output, at the top level of the "
+            "row or inside input [default: output].",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Check everything (file, dataset, system, scorers), call nothing."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run a dataset through a system under test and score every output."""
-    from arbiter.contract import RunConfig
-    from arbiter.datasets import load_dataset
-    from arbiter.errors import InputError
-    from arbiter.scoring.base import ScoringContext
-    from arbiter.service.runs import check_inputs, resume_run, start_run, system_description
-    from arbiter.service.scoring import build_scorers, check_references, scorer_specs
-    from arbiter.systems.factory import build_system
-    from arbiter.telemetry import Telemetry
+    """Run a dataset through a system under test and score every output.
 
-    config = settings()
-    headers = _parse_pairs(header or [], ":", "--header")
-    if binary and label_map not in (None, "binary"):
-        raise InputError("--binary and --label-map are exclusive; give one")
-    mapping = parse_label_map("binary" if binary else label_map)
-    data = load_dataset(dataset) if dataset is not None else None
-    fixed: dict[str, Any] = {
-        name: _json_value(v) for name, v in _parse_pairs(arg or [], "=", "--arg").items()
+    Either give the run as options (--dataset, --target, --scorer, ...) or as an eval file
+    (arbiter run eval.toml). With a [gate] in the eval file, a missed floor exits 1.
+    """
+    from arbiter.cli.run_steps import execute, plan_from_file, plan_from_options
+    from arbiter.cli.run_steps import resume as resume_run
+    from arbiter.errors import InputError
+
+    given = {
+        name: value
+        for name, value in {
+            "--dataset": dataset,
+            "--system": system,
+            "--target": target,
+            "--k": k,
+            "--concurrency": concurrency,
+            "--timeout": timeout,
+            "--retries": retries,
+            "--limit": limit,
+            "--label-map": label_map,
+            "--binary": binary or None,
+            "--seed": seed,
+            "--body-template": body_template,
+            "--label-path": label_path,
+            "--confidence-path": confidence_path,
+            "--id-path": id_path,
+            "--header": header or None,
+            "--tool": tool,
+            "--arg": arg or None,
+            "--driver": driver,
+            "--scorer": scorer or None,
+            "--gate-on": gate_on or None,
+            "--name": name,
+            "--tag": tag or None,
+            "--cache": cache,
+            "--output-field": output_field,
+            "--resume": resume,
+        }.items()
+        if value is not None
     }
-    if driver:
-        fixed["driver"] = driver
-    kind = (system or SystemKind.python).value
-    effective_timeout = timeout or config.timeout
-    description = None
-    if resume is None or target is not None:
-        description = system_description(
-            kind,
-            target,
+    if method != "POST":
+        given["--method"] = method
+    if resume is not None:
+        if eval_file is not None or dry_run:
+            raise InputError("--resume continues a stored run: give no eval file or --dry-run")
+        resume_run(resume, given, as_json=as_json, quiet=quiet)
+        return
+    if eval_file is not None:
+        if given:
+            raise InputError(
+                f"{eval_file}: an eval file holds the whole run; {', '.join(sorted(given))} "
+                "cannot be given with it (edit the file, or drop the file and give options)"
+            )
+        plan = plan_from_file(eval_file)
+    else:
+        plan = plan_from_options(
+            dataset=dataset,
+            kind=(system or SystemKind.python).value,
+            target=target,
+            k=k,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            limit=limit,
+            label_map=label_map,
+            binary=binary,
+            seed=seed,
             method=method,
-            body_template=_body_template(body_template),
+            body_template=body_template,
             label_path=label_path,
             confidence_path=confidence_path,
             id_path=id_path,
-            header_names=sorted(headers),
+            header=header or [],
             tool=tool,
-            fixed_arguments=fixed,
-            timeout=effective_timeout,
+            arg=arg or [],
+            driver=driver,
+            scorer=scorer or [],
+            gate_on=gate_on or [],
+            name=name,
+            tag=tag or [],
+            cache=cache,
+            output_field=output_field,
         )
-    telemetry = Telemetry.from_env()
-    if resume is not None:
-        if scorer or gate_on or name or tag or cache is not None:
-            raise InputError(
-                "--resume repeats the run's own scorers, name, tags and cache setting; "
-                "--scorer, --gate-on, --name, --tag and --cache are not taken with it"
-            )
-        given = {
-            "k": k,
-            "concurrency": concurrency,
-            "timeout": timeout,
-            "retries": retries,
-            "limit": limit,
-            "seed": seed,
-            "label_map": mapping,
-            "dataset_hash": data.content_hash if data is not None else None,
-            "system": description,
-        }
-        store = open_store(config)
-        try:
-            tracker = _Tracker(lambda done, total: None)
-            tracker.run_id = store.get_run(resume).id
-            with progress_bar(f"resuming {tracker.run_id}", enabled=not quiet) as bar:
-                tracker._progress = bar
-                try:
-                    report = asyncio.run(
-                        resume_run(
-                            store,
-                            tracker.run_id,
-                            headers=headers,
-                            given={n: v for n, v in given.items() if v is not None},
-                            progress=tracker,
-                            telemetry=telemetry,
-                        )
-                    )
-                except KeyboardInterrupt:
-                    raise tracker.interrupted() from None
-            _finish(report, store, as_json=as_json)
-        finally:
-            telemetry.shutdown()
-            store.close()
-        return
-    # Everything is validated before the store is opened: bad input writes nothing.
-    if data is None:
-        raise InputError("--dataset is required (or --resume RUN_ID)")
-    assert description is not None
-    run_config = RunConfig(
-        k=k or 1,
-        concurrency=concurrency or config.concurrency,
-        timeout=effective_timeout,
-        retries=config.retries if retries is None else retries,
-        label_map=mapping,
-        limit=limit,
-        seed=seed or 0,
-        cache=cache,
-    )
-    specs = scorer_specs(scorer or [], gate_on=gate_on or [], label_map=mapping)
-    tags = _parse_pairs(tag or [], "=", "--tag")
-    sut = build_system(description, headers=headers)
-    in_scope = data.examples[:limit] if limit else data.examples
-    check_references(in_scope, specs, str(dataset))
-    check_inputs(sut, list(in_scope), str(dataset))
-    scorers = build_scorers(specs, context=ScoringContext(use_cache=run_config.uses_cache))
-    store = open_store(config)
-    try:
-        with progress_bar(data.name, enabled=not quiet) as bar:
-            tracker = _Tracker(bar)
-            try:
-                report = asyncio.run(
-                    start_run(
-                        sut,
-                        data,
-                        config=run_config,
-                        store=store,
-                        source=str(dataset),
-                        progress=tracker,
-                        on_start=tracker.started,
-                        telemetry=telemetry,
-                        checked=True,
-                        scorers=scorers,
-                        name=name,
-                        tags=tags,
-                    )
-                )
-            except KeyboardInterrupt:
-                raise tracker.interrupted() from None
-        _finish(report, store, as_json=as_json)
-    finally:
-        telemetry.shutdown()  # flushes the run's span and figures
-        store.close()
+    execute(plan, dry_run=dry_run, as_json=as_json, quiet=quiet)
 
 
 @app.command()
 def runs(
     limit: Annotated[int, typer.Option(min=1, help="How many recent runs to list.")] = 20,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Only runs tagged KEY=VALUE (repeatable: all must match)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """List stored runs, newest first."""
+    """List stored runs, newest first, with each one's accuracy and pass^k."""
     from rich.table import Table
     from rich.text import Text
 
     from arbiter import escape
+    from arbiter.cli.run_steps import parse_pairs
 
+    wanted = parse_pairs(tag or [], "=", "--tag")
     store = open_store()
     try:
-        infos = store.list_runs(limit=limit)
+        infos = store.list_runs(limit=limit, tags=wanted or None)
     finally:
         store.close()
     if as_json:
@@ -382,29 +284,53 @@ def runs(
         )
         return
     if not infos:
-        note(f"no runs yet in {store.describe()}; try: arbiter demo")
+        if wanted:
+            note(f"no run in {store.describe()} is tagged {' '.join(tag or [])}")
+        else:
+            note(f"no runs yet in {store.describe()}; try: arbiter demo")
         return
     table = Table(title=f"runs in {escape.terminal(store.describe())}", title_justify="left")
-    for column in ("run", "status", "created (UTC)", "dataset", "system", "k", "done", "seconds"):
+    numeric = ("k", "done", "accuracy", "pass^k", "seconds")
+    columns = ("run", "name", "status", "created (UTC)", "dataset", "system", "scorers", *numeric)
+    for column in columns:
         table.add_column(
             column,
-            justify="right" if column in ("k", "done", "seconds") else "left",
+            justify="right" if column in numeric else "left",
             no_wrap=column == "run",
             min_width=22 if column == "run" else None,
         )
     for i in infos:
-        target = i.system.get("target") or i.system.get("url") or "?"
+        target = i.system.get("target") or i.system.get("url") or i.system.get("field") or "?"
+        summary = i.summary or {}
+        scorers = (
+            summary.get("scorers")
+            or [s.get("alias") or s.get("name") for s in i.config.get("scorers", [])]
+            or ["label"]
+        )
+        tags = " ".join(f"{k}={v}" for k, v in sorted(i.tags.items()))
         table.add_row(
             i.id,
+            Text(
+                escape.terminal(
+                    " ".join(filter(None, [i.name, tags and f"[{tags}]"])), single_line=True
+                )
+            ),
             i.status,
             f"{i.created_at:%Y-%m-%d %H:%M:%S}",
             Text(escape.terminal(i.dataset_name, single_line=True)),
             Text(escape.terminal(f"{i.system.get('kind')}:{target}", single_line=True)),
+            Text(escape.terminal(", ".join(map(str, scorers)), single_line=True)),
             str(i.config.get("k", 1)),
             f"{i.n_done}/{i.n_pairs}",
+            _percent(summary.get("accuracy")),
+            _percent(summary.get("pass_hat_k")),
             f"{i.elapsed_seconds:.1f}",
         )
     out_console().print(table)
+
+
+def _percent(value: object) -> str:
+    return f"{100 * value:.1f}%" if isinstance(value, int | float) else "-"
 
 
 @app.command()
@@ -413,6 +339,7 @@ def demo(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate the bundled transaction-risk screener on its bundled labelled data."""
+    from arbiter.cli.run_steps import finish
     from arbiter.contract import RunConfig
     from arbiter.datasets import load_dataset
     from arbiter.demo import DEMO_LABEL_MAP, DEMO_TARGET, dataset_path
@@ -437,7 +364,7 @@ def demo(
                     progress=progress,
                 )
             )
-        _finish(report, store, as_json=as_json)
+        finish(report, store, as_json=as_json)
     finally:
         store.close()
     note(

@@ -6,7 +6,10 @@ from arbiter.contract import Example, Output, Score
 from arbiter.scoring.base import ScoreFunction, scorer
 from arbiter.scoring.metrics import map_label
 
-__all__ = ["label"]
+__all__ = ["BINARY_LABEL_MAP", "label"]
+
+BINARY_LABEL_MAP = {"low": "low", "*": "high"}
+"""The ``binary`` label map: a threat unless exactly ``low`` (``*`` maps every other label)."""
 
 
 @scorer(

@@ -1,0 +1,356 @@
+"""Eval files: a whole run (dataset, system, scorers, options, gate) in one TOML file.
+
+A CI job becomes one line, ``arbiter run eval.toml``. Paths in the file are relative to
+the file. Header values are never written in the file: ``headers = {Authorization =
+"env:API_TOKEN"}`` reads the value from the environment when the run starts. The
+file's sha256 is stored with the run. Everything is validated before anything is
+called or written; an error names ``file:line: key: why``.
+
+Example::
+
+    name = "qa-nightly"
+    tags = {team = "search"}
+
+    [dataset]
+    path = "qa.jsonl"
+
+    [system]
+    kind = "python"
+    target = "my_app.qa:answer"
+
+    [run]
+    k = 1
+    concurrency = 16
+
+    [[scorers]]
+    name = "casefold"
+
+    [[scorers]]
+    name = "f1_tokens"
+    args = {threshold = 0.6}
+    gate = false
+
+    [gate]
+    min_accuracy = 0.8
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arbiter.contract import RunConfig, ScorerSpec
+from arbiter.datasets.tomlio import TomlDocument, read_toml_file
+from arbiter.errors import InputError
+from arbiter.scoring.labels import BINARY_LABEL_MAP
+from arbiter.scoring.registry import ScorerRegistry
+from arbiter.service.runs import GateFloors, system_description
+from arbiter.validation import describe_validation_error
+
+__all__ = ["EvalFile", "EvalPlan", "load_eval_file"]
+
+SystemKind = Literal["python", "http", "mcp", "precomputed"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetSection(_Strict):
+    """``[dataset]``: which examples."""
+
+    path: str
+    """The dataset file (.json, .jsonl, .csv), relative to the eval file."""
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first N examples."""
+    output_field: str = "output"
+    """Where a precomputed output sits in a row (top level, or inside ``input``)."""
+
+
+class SystemSection(_Strict):
+    """``[system]``: what is evaluated."""
+
+    kind: SystemKind = "python"
+    """python, http, mcp or precomputed."""
+    target: str | None = None
+    """python: ``package.module:function`` or ``path/to/file.py:function`` (relative to
+    the eval file); http/mcp: the URL."""
+    method: str = "POST"
+    """http: request method."""
+    body_template: Any = None
+    """http: JSON body with ``{{input.field}}`` placeholders."""
+    label_path: str | None = None
+    """http/mcp: dotted path of the label in the answer."""
+    confidence_path: str | None = None
+    """http/mcp: dotted path of the confidence."""
+    id_path: str | None = None
+    """http/mcp: dotted path of the answer's id."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """http/mcp: header names and ``env:VARIABLE`` (the value is read from the environment)."""
+    tool: str | None = None
+    """mcp: the tool to call."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """mcp: fixed arguments merged into every call."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds per call (default: the settings' timeout)."""
+
+
+class RunSection(_Strict):
+    """``[run]``: how the run executes."""
+
+    k: int = Field(default=1, ge=1)
+    """Repetitions per example."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Calls in flight at once (default: the settings')."""
+    retries: int | None = Field(default=None, ge=0)
+    """Retries of retryable failures (default: the settings')."""
+    seed: int = 0
+    """Seed of the bootstrap intervals and retry jitter."""
+    label_map: Literal["binary"] | dict[str, str] | None = None
+    """``"binary"`` or a table ``{from = "to"}`` for the ``label`` scorer."""
+    cache: bool | None = None
+    """Whether model scorers may answer from the cache (default: only when k is 1)."""
+
+
+class ScorerSection(_Strict):
+    """One ``[[scorers]]`` entry."""
+
+    name: str
+    """The registered scorer (see ``arbiter scorers``)."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Its arguments."""
+    alias: str | None = Field(default=None, alias="as")
+    """The name its scores carry in the run (to use one scorer twice)."""
+    gate: bool = True
+    """Whether it decides pass / fail."""
+
+
+class GateSection(_Strict):
+    """``[gate]``: what the run must reach; ``arbiter run`` exits 1 when it does not."""
+
+    min_accuracy: float | None = Field(default=None, ge=0, le=1)
+    """Floor on the share of decided pairs that passed."""
+    min_pass_k: float | None = Field(default=None, ge=0, le=1)
+    """Floor on pass^k."""
+    cohorts: dict[str, float] = Field(default_factory=dict)
+    """Floor per cohort."""
+    baseline: str | None = None
+    """A stored run to compare with (significant regressions fail)."""
+    epsilon: float = Field(default=0.0, ge=0)
+    """Drop against the baseline tolerated even when significant."""
+
+
+class EvalFile(_Strict):
+    """The whole eval file."""
+
+    name: str | None = None
+    """A name for the run."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Tags for the run."""
+    dataset: DatasetSection
+    """The examples."""
+    system: SystemSection
+    """What is evaluated."""
+    run: RunSection = Field(default_factory=RunSection)
+    """How."""
+    scorers: list[ScorerSection] = Field(default_factory=list)
+    """How each output is scored; none: ``label``."""
+    gate: GateSection | None = None
+    """What the run must reach."""
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """An eval file resolved: everything a run needs, checked, nothing called yet."""
+
+    source: Path | None
+    """The eval file; None for a run given as options."""
+    file_hash: str | None
+    """sha256 of the eval file's bytes."""
+    dataset_path: Path
+    """The dataset file, resolved."""
+    output_field: str
+    """Where precomputed outputs sit."""
+    system: dict[str, Any]
+    """The system's stored description (no secrets)."""
+    headers: dict[str, str]
+    """Header values, read from the environment."""
+    config: RunConfig
+    """Run options (without scorers: they come from ``scorers``)."""
+    scorers: list[ScorerSpec]
+    """The scorers' specs, checked against the registry."""
+    name: str | None
+    """The run's name."""
+    tags: dict[str, str]
+    """The run's tags."""
+    floors: GateFloors | None
+    """The gate, when the file has one."""
+    baseline: str | None
+    """The gate's baseline run, if any."""
+
+
+def load_eval_file(
+    path: str | os.PathLike[str],
+    *,
+    registry: ScorerRegistry,
+    timeout: float,
+    concurrency: int,
+    retries: int,
+    environ: dict[str, str] | None = None,
+) -> EvalPlan:
+    """Read, validate and resolve an eval file; nothing is called or written.
+
+    Args:
+        path: The eval file (TOML).
+        registry: Where scorer names are looked up.
+        timeout: Seconds per call when the file sets none.
+        concurrency: Calls in flight when the file sets none.
+        retries: Retries when the file sets none.
+        environ: Where ``env:`` header values are read (default: the process's).
+
+    Raises:
+        InputError: ``file:line: key: why`` for the first problem found.
+    """
+    document = read_toml_file(path, what="eval file")
+    try:
+        spec = EvalFile.model_validate(document.data)
+    except ValidationError as exc:
+        location = exc.errors(include_url=False)[0]["loc"]
+        reason = describe_validation_error(exc, EvalFile)
+        raise InputError(f"{document.where(location)}: {reason}") from None
+    base = document.path.parent
+    environ = dict(os.environ if environ is None else environ)
+    dataset_path = _relative(base, spec.dataset.path)
+    system = _system(spec.system, base, document, timeout)
+    headers = _headers(spec.system.headers, document, environ)
+    label_map = BINARY_LABEL_MAP if spec.run.label_map == "binary" else spec.run.label_map
+    config = RunConfig(
+        k=spec.run.k,
+        concurrency=spec.run.concurrency or concurrency,
+        timeout=system.get("timeout", timeout),
+        retries=retries if spec.run.retries is None else spec.run.retries,
+        label_map=dict(label_map) if label_map else None,
+        limit=spec.dataset.limit,
+        seed=spec.run.seed,
+        cache=spec.run.cache,
+        eval_file_hash=hashlib.sha256(document.path.read_bytes()).hexdigest(),
+    )
+    scorers = _scorers(spec, document, registry, config.label_map)
+    gate = spec.gate
+    floors = None
+    if gate is not None:
+        floors = GateFloors(
+            min_accuracy=gate.min_accuracy,
+            min_pass_k=gate.min_pass_k,
+            cohorts=dict(gate.cohorts),
+            epsilon=gate.epsilon,
+        )
+    return EvalPlan(
+        source=document.path,
+        file_hash=config.eval_file_hash,
+        dataset_path=dataset_path,
+        output_field=spec.dataset.output_field,
+        system=system,
+        headers=headers,
+        config=config,
+        scorers=scorers,
+        name=spec.name,
+        tags=dict(spec.tags),
+        floors=floors,
+        baseline=gate.baseline if gate is not None else None,
+    )
+
+
+def _relative(base: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _system(
+    section: SystemSection, base: Path, document: TomlDocument, timeout: float
+) -> dict[str, Any]:
+    target = section.target
+    if section.kind == "python" and target and ".py:" in target:
+        module, _, function = target.rpartition(":")
+        target = f"{_relative(base, module)}:{function}"
+    try:
+        return system_description(
+            section.kind,
+            target,
+            method=section.method,
+            body_template=section.body_template,
+            label_path=section.label_path,
+            confidence_path=section.confidence_path,
+            id_path=section.id_path,
+            header_names=sorted(section.headers),
+            tool=section.tool,
+            fixed_arguments=section.arguments,
+            timeout=section.timeout or timeout,
+        )
+    except InputError as exc:
+        message = str(exc).replace("--target", "target").replace("--tool", "tool")
+        message = message.replace("--system ", "kind = ")
+        raise InputError(f"{document.where(('system',))}: system: {message}") from None
+
+
+def _headers(
+    headers: dict[str, str], document: TomlDocument, environ: dict[str, str]
+) -> dict[str, str]:
+    values = {}
+    for name, value in headers.items():
+        where = document.where(("system", "headers", name))
+        variable = value.removeprefix("env:")
+        if not value.startswith("env:") or not variable:
+            raise InputError(
+                f"{where}: system.headers.{name}: write 'env:VARIABLE' (the value is read "
+                "from the environment; secrets never go in the file)"
+            )
+        if variable not in environ:
+            raise InputError(f"{where}: system.headers.{name}: {variable} is not set")
+        values[name] = environ[variable]
+    return values
+
+
+def _scorers(
+    spec: EvalFile,
+    document: TomlDocument,
+    registry: ScorerRegistry,
+    label_map: dict[str, str] | None,
+) -> list[ScorerSpec]:
+    entries = spec.scorers or [ScorerSection(name="label")]
+    specs: list[ScorerSpec] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        where = document.where(("scorers", index) if spec.scorers else ())
+        args = dict(entry.args)
+        if entry.name == "label" and label_map and "label_map" not in args:
+            args["label_map"] = label_map
+        try:
+            factory = registry.factory_of(entry.name)
+        except InputError as exc:
+            location = ("scorers", index, "name") if spec.scorers else ()
+            raise InputError(f"{document.where(location)}: scorers[{index}]: {exc}") from None
+        try:
+            built = factory(**args)
+        except InputError as exc:
+            location = ("scorers", index, "args") if spec.scorers else ()
+            raise InputError(f"{document.where(location)}: scorers[{index}]: {exc}") from None
+        made = built.with_alias(entry.alias).gating(entry.gate).spec
+        if made.label in seen:
+            raise InputError(
+                f"{where}: scorers[{index}]: a second scorer named {made.label!r} (the first is "
+                f'scorers[{seen[made.label]}]); tell them apart with as = "NAME"'
+            )
+        seen[made.label] = index
+        specs.append(made)
+    if not any(s.gating for s in specs):
+        raise InputError(
+            f"{document.path}: no scorer gates (every one has gate = false): nothing would "
+            "decide pass or fail"
+        )
+    return specs
