@@ -1,4 +1,4 @@
-"""Honest statistics: intervals, resampling, pass^k, agreement and calibration.
+"""Honest statistics: intervals, resampling, paired tests, pass^k, agreement, calibration.
 
 Pure numpy functions with no state. Every resampling takes its seed as a parameter,
 so the same inputs and seed give the same interval on every machine.
@@ -21,6 +21,7 @@ __all__ = [
     "bootstrap_cis",
     "cohen_kappa",
     "expected_calibration_error",
+    "mcnemar_exact",
     "paired_bootstrap_diff",
     "pass_at_k",
     "pass_hat_k",
@@ -204,6 +205,94 @@ def paired_bootstrap_diff(
     if diff.size == 0:
         return math.nan, low, high
     return float(np.mean(diff)), low, high
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact two-sided McNemar test on the discordant pairs of a paired comparison.
+
+    With ``b`` units that passed only in the first condition and ``c`` only in the
+    second, under the null hypothesis (no change) each discordant unit is a fair coin:
+    the p-value is ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``.
+    Equals ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True).pvalue``.
+    Computed in log space, so it stays exact to double precision for any counts
+    (``b + c`` in the millions) without overflow.
+
+    Args:
+        b: Units that passed in the first condition only, ``>= 0``.
+        c: Units that passed in the second condition only, ``>= 0``.
+
+    Returns:
+        The p-value in (0, 1]; 1.0 when there is no discordant pair.
+
+    Raises:
+        ValueError: If a count is negative or not an int.
+
+    Examples:
+        >>> mcnemar_exact(0, 5)
+        0.0625
+        >>> mcnemar_exact(3, 3)
+        1.0
+    """
+    b = _check_int(b, "b", "mcnemar_exact", minimum=0)
+    c = _check_int(c, "c", "mcnemar_exact", minimum=0)
+    n, low = b + c, min(b, c)
+    if 2 * low >= n:  # the tail holds half the mass or more: p is capped at 1
+        return 1.0
+    # P(X <= low) = C(n, low) / 2^n * sum over i <= low of C(n, i) / C(n, low). The ratios
+    # come from C(n, i - 1) / C(n, i) = i / (n - i + 1) < 1, so the sum is of terms that
+    # shrink from 1 and is computed without overflow; only C(n, low) needs logs.
+    i = np.arange(low, 0, -1, dtype=np.float64)
+    relative_sum = 1.0 + float(np.cumprod(i / (n - i + 1.0)).sum())
+    log_p = math.log(2.0) + _log_half_binomial_pmf(low, n) + math.log(relative_sum)
+    return min(1.0, math.exp(log_p))
+
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _stirling_error(n: int) -> float:
+    """``log(n!) - log(sqrt(2 pi n) (n / e)^n)``, accurate to double precision (Loader)."""
+    if n <= 15:  # small enough for lgamma not to lose digits to the subtraction
+        return math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - _LOG_SQRT_2PI
+    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+    nn = float(n) * n
+    if n > 500:
+        return (s0 - s1 / nn) / n
+    if n > 80:
+        return (s0 - (s1 - s2 / nn) / nn) / n
+    if n > 35:
+        return (s0 - (s1 - (s2 - s3 / nn) / nn) / nn) / n
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+def _deviance(x: float, mean: float) -> float:
+    """``x log(x / mean) + mean - x``, without cancellation when ``x`` is near ``mean``."""
+    if abs(x - mean) < 0.1 * (x + mean):
+        v = (x - mean) / (x + mean)
+        total, term, j = (x - mean) * v, 2.0 * x * v, 1
+        while True:
+            term *= v * v
+            updated = total + term / (2 * j + 1)
+            if updated == total:
+                return total
+            total, j = updated, j + 1
+    return x * math.log(x / mean) + mean - x
+
+
+def _log_half_binomial_pmf(x: int, n: int) -> float:
+    """``log P(X = x)`` for ``X ~ Binomial(n, 1/2)``, ``0 <= x <= n`` (Loader's saddle point,
+    as R's ``dbinom``: no ``log(n!)`` differences to lose digits to)."""
+    if x in (0, n):
+        return -n * math.log(2.0)
+    half = n / 2.0
+    log_core = (
+        _stirling_error(n)
+        - _stirling_error(x)
+        - _stirling_error(n - x)
+        - _deviance(x, half)
+        - _deviance(n - x, half)
+    )
+    return log_core + 0.5 * math.log(n / (2.0 * math.pi * x * (n - x)))
 
 
 def _check_trials(
