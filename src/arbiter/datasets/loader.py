@@ -12,6 +12,14 @@ Formats, chosen by the file suffix (case-insensitive):
   as a JSON number, ``true``, ``false`` or ``null`` become that value, anything else
   stays a string; an empty cell is left out.
 
+A row's output (what the ``precomputed`` system answers) is its ``output`` key, or the
+key ``output_field`` names (a CSV column of that name); ``output`` is then refused, as
+it would shadow the named field.
+
+A JSON or JSONL row shaped as a jury case (``task``, ``context``, ``output``, ...; no
+``input``) is read as an example (:mod:`arbiter.datasets.case_rows`), validated by
+:class:`~arbiter.contract.Case`; a file holds examples or cases, not both.
+
 An example without an ``id`` (or, in CSV, with an empty one) gets ``"{stem}-{n}"``:
 the file's stem and the example's 1-based position among the file's examples
 (blank lines and rows do not count). Ids must be unique within the file.
@@ -36,7 +44,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arbiter.contract import Dataset, Example
+from arbiter.contract import Case, Dataset, Example
+from arbiter.datasets.case_rows import example_of_case, is_case_row
 from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, parse_scalar, read_text
 from arbiter.errors import InputError
 from arbiter.validation import describe_validation_error
@@ -48,6 +57,9 @@ SUPPORTED_SUFFIXES = (".json", ".jsonl", ".csv")
 
 _TOP_LEVEL_KEYS = ("examples", "name", "version", "schema_version")
 _CSV_FIELDS = ("id", "expected_label", "expected", "output", "cohort")
+_OUTPUT = "output"
+# Fields an output field may not be named after: they mean something else in a row.
+_RESERVED_FIELDS = (set(Example.model_fields) | set(Case.model_fields)) - {_OUTPUT}
 _CSV_PREFIXES = ("input", "metadata")
 _JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
@@ -55,20 +67,26 @@ _JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
 _Locate = Callable[[int], tuple[int | None, str | None]]
 
 
-def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Dataset:
+def load_dataset(
+    path: str | os.PathLike[str], *, name: str | None = None, output_field: str = _OUTPUT
+) -> Dataset:
     """Read and validate a whole dataset file.
 
     Args:
         path: A ``.json``, ``.jsonl`` or ``.csv`` file (see the module docstring).
         name: Dataset name; defaults to the file's ``name`` key (JSON), else its stem.
+        output_field: The top-level key (CSV: the column) holding each row's recorded
+            output, read into ``Example.output``.
 
     Returns:
         The dataset, examples in file order.
 
     Raises:
         InputError: The file is missing, unreadable, not UTF-8, malformed, or an
-            example is invalid, duplicated or absent. Nothing is returned half-loaded.
+            example is invalid, duplicated or absent, or ``output_field`` names
+            another field of a row. Nothing is returned half-loaded.
     """
+    _check_output_field(output_field)
     file = Path(path)
     suffix = file.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES and file.exists() and not file.is_dir():
@@ -81,9 +99,22 @@ def load_dataset(path: str | os.PathLike[str], *, name: str | None = None) -> Da
     if suffix == ".json":
         items, locate, meta = _parse_json(file, text)
     else:
-        items, lines = _parse_jsonl(file, text) if suffix == ".jsonl" else _parse_csv(file, text)
+        if suffix == ".jsonl":
+            items, lines = _parse_jsonl(file, text)
+        else:
+            items, lines = _parse_csv(file, text, output_field)
         locate = lambda i: (lines[i], None)  # noqa: E731
-    return _build(file, items, locate, name=name, meta=meta)
+    return _build(file, items, locate, name=name, meta=meta, output_field=output_field)
+
+
+def _check_output_field(output_field: str) -> None:
+    if not isinstance(output_field, str) or not output_field.strip():
+        raise InputError(f"the output field must be a non-empty key, got {output_field!r}")
+    if output_field in _RESERVED_FIELDS:
+        raise InputError(
+            f"the output field cannot be {output_field!r}: that key means something else "
+            "in a dataset row; name the key that holds the outputs"
+        )
 
 
 def dump_dataset_jsonl(dataset: Dataset, path: str | os.PathLike[str]) -> None:
@@ -171,7 +202,7 @@ def _parse_jsonl(file: Path, text: str) -> tuple[list[Any], list[int]]:
     return [value for _, value in numbered], [n for n, _ in numbered]
 
 
-def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
+def _parse_csv(file: Path, text: str, output_field: str) -> tuple[list[Any], list[int]]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     items: list[Any] = []
     lines: list[int] = []
@@ -180,7 +211,7 @@ def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
         header = next(reader, None)
         if header is None:
             raise InputError(f"{file}: empty file; expected a header row (id, expected_label, ...)")
-        columns = _csv_columns(file, header)
+        columns = _csv_columns(file, header, output_field)
         start = reader.line_num + 1
         for row in reader:
             if any(cell.strip() for cell in row):
@@ -195,17 +226,18 @@ def _parse_csv(file: Path, text: str) -> tuple[list[Any], list[int]]:
     return items, lines
 
 
-def _csv_columns(file: Path, header: list[str]) -> list[tuple[str, ...]]:
+def _csv_columns(file: Path, header: list[str], output_field: str) -> list[tuple[str, ...]]:
+    fields = tuple(output_field if f == _OUTPUT else f for f in _CSV_FIELDS)
     columns: list[tuple[str, ...]] = []
     for number, raw in enumerate(header, start=1):
         name, at = raw.strip(), f"{file}:1:{number}"
         prefix, _, rest = name.partition(".")
-        if name in _CSV_FIELDS:
+        if name in fields:
             column: tuple[str, ...] = (name,)
         elif prefix in _CSV_PREFIXES and rest and all(rest.split(".")):
             column = (prefix, *rest.split("."))
         else:
-            expected = "id, expected_label, expected, output, cohort, input.<key>, metadata.<key>"
+            expected = f"{', '.join(fields)}, input.<key>, metadata.<key>"
             raise InputError(f"{at}: unknown column {name!r}; expected {expected}")
         for seen in columns:
             if column == seen:
@@ -222,7 +254,7 @@ def _csv_record(columns: list[tuple[str, ...]], row: list[str]) -> dict[str, Any
     for column, cell in zip(columns, row, strict=True):
         if cell == "":
             continue
-        if len(column) == 1:  # id, expected_label, expected, output, cohort: always text
+        if len(column) == 1:  # id, expected_label, expected, the output, cohort: text
             record[column[0]] = cell
             continue
         target: dict[str, Any] = record[column[0]]
@@ -240,27 +272,41 @@ def _where(file: Path, locate: _Locate, i: int) -> str:
 
 
 def _build(
-    file: Path, items: list[Any], locate: _Locate, *, name: str | None, meta: dict[str, Any]
+    file: Path,
+    items: list[Any],
+    locate: _Locate,
+    *,
+    name: str | None,
+    meta: dict[str, Any],
+    output_field: str = _OUTPUT,
 ) -> Dataset:
     if not items:
         raise InputError(f"{file}: no examples (a dataset needs at least one)")
     examples: list[Example] = []
     first_seen: dict[str, int] = {}
+    first_case: int | None = None
+    first_example: int | None = None
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             kind = json_type(item)
             raise InputError(f"{_where(file, locate, i)}: an example must be an object, got {kind}")
         if item.get("id") is None:
             item = {**item, "id": f"{file.stem}-{i + 1}"}
-        unknown = _unknown_key(item)
-        if unknown is not None:
-            raise InputError(f"{_where(file, locate, i)}: {unknown}")
+        if output_field != _OUTPUT:
+            where = functools.partial(_where, file, locate, i)
+            item = _renamed_output(item, output_field, where)
+        is_case = is_case_row(item)
+        if is_case:
+            first_case = i if first_case is None else first_case
+        else:
+            first_example = i if first_example is None else first_example
+        if first_case is not None and first_example is not None:
+            other = first_example if is_case else first_case
+            raise InputError(f"{_where(file, locate, i)}: {_mixed(locate, other, is_case)}")
         try:
-            example = Example.model_validate(item)
-        except ValidationError as exc:
-            raise InputError(
-                f"{_where(file, locate, i)}: {describe_validation_error(exc, Example)}"
-            ) from None
+            example = _case_example(item) if is_case else _plain_example(item)
+        except ValueError as exc:
+            raise InputError(f"{_where(file, locate, i)}: {exc}") from None
         if example.id in first_seen:
             first_line, first_item = locate(first_seen[example.id])
             first = first_item or f"line {first_line}"
@@ -273,6 +319,61 @@ def _build(
         return Dataset.model_validate({**fields, "examples": examples})
     except ValidationError as exc:
         raise InputError(f"{file}: {describe_validation_error(exc, Dataset)}") from None
+
+
+def _renamed_output(
+    item: dict[str, Any], output_field: str, where: Callable[[], str]
+) -> dict[str, Any]:
+    """The row with its ``output_field`` key read as ``output``."""
+    if _OUTPUT in item:
+        raise InputError(
+            f"{where()}: key {_OUTPUT!r} would shadow the output field {output_field!r}; "
+            "rename or remove one"
+        )
+    if output_field not in item:
+        return item
+    renamed = {key: value for key, value in item.items() if key != output_field}
+    renamed[_OUTPUT] = item[output_field]
+    return renamed
+
+
+def _mixed(locate: _Locate, other: int, is_case: bool) -> str:
+    """Why a row is refused whose shape differs from row ``other``'s, an earlier one."""
+    line, label = locate(other)
+    at = label or f"line {line}"
+    this, others = ("a jury case", "examples") if is_case else ("an example", "jury cases")
+    return (
+        f"{this} among {others} (the first at {at}); a file holds examples or jury "
+        "cases (task, output, no input), not both"
+    )
+
+
+def _plain_example(item: dict[str, Any]) -> Example:
+    """The example a row describes.
+
+    Raises:
+        ValueError: Why it describes none, one line.
+    """
+    unknown = _unknown_key(item)
+    if unknown is not None:
+        raise ValueError(unknown)
+    try:
+        return Example.model_validate(item)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc, Example)) from None
+
+
+def _case_example(item: dict[str, Any]) -> Example:
+    """The example a jury case row is read as.
+
+    Raises:
+        ValueError: Why the row is not a valid case, one line.
+    """
+    try:
+        case = Case.model_validate(item)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc, Case)) from None
+    return example_of_case(case)
 
 
 def _unknown_key(item: dict[str, Any]) -> str | None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from arbiter.contract import (
     Band,
+    ClassificationMetrics,
     CohortMetrics,
     Completeness,
     Example,
@@ -23,7 +24,7 @@ from arbiter.contract import (
     ScorerSection,
     ScorerSpec,
 )
-from arbiter.scoring.metrics import apply_label_map, classification_metrics
+from arbiter.scoring.metrics import apply_label_map, classification_metrics, map_label
 from arbiter.stats import bootstrap_cis, wilson_interval
 
 __all__ = ["build_report", "example_outcomes", "per_example_outcomes"]
@@ -205,15 +206,7 @@ def _section(
             y_true.append(expected)
             y_pred.append(score.answer if score is not None else None)
 
-    label_map = _label_map(spec)
-    classification = mapped = None
-    if y_true:
-        classification = classification_metrics(y_true, y_pred)
-        if label_map:
-            mapped = classification_metrics(
-                apply_label_map(y_true, label_map),  # type: ignore[arg-type]
-                apply_label_map(y_pred, label_map),
-            )
+    classification, mapped = _classifications(spec, y_true, y_pred)
 
     settled = example_outcomes(by_example)
     decided = [outcome for outcome in settled.values() if outcome is not None]
@@ -266,6 +259,45 @@ def _expected_categories(
 def _label_map(spec: ScorerSpec) -> dict[str, str] | None:
     mapping = spec.args.get("label_map") if spec.name == "label" else None
     return dict(mapping) if isinstance(mapping, dict) and mapping else None
+
+
+CATEGORY_MAP_ARGUMENT = "category_map"
+"""A scorer argument of this name (a dict of answer to category) gives the scorer's
+section a mapped view, as ``label_map`` does for ``label``: the jury's ACCEPT → clean,
+REVISE and REJECT → defective makes its mapped view the detection figures."""
+
+
+def _category_map(spec: ScorerSpec) -> dict[str, str] | None:
+    """The map of a scorer's mapped view: ``label``'s label map, else its category map."""
+    if spec.name == "label":
+        return _label_map(spec)
+    mapping = spec.args.get(CATEGORY_MAP_ARGUMENT)
+    if not isinstance(mapping, dict) or not mapping:
+        return None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()):
+        return None
+    return dict(mapping)
+
+
+def _classifications(
+    spec: ScorerSpec, y_true: list[str], y_pred: list[str | None]
+) -> tuple[ClassificationMetrics | None, ClassificationMetrics | None]:
+    """The strict classification report and the mapped one (None where there is none).
+
+    With a category map, an expected value that is a category (a value of the map, not
+    a key) was only known at that level (a case labelled defective, not with its
+    verdict): it counts in the mapped view alone.
+    """
+    if not y_true:
+        return None, None
+    mapping = _category_map(spec)
+    if not mapping:
+        return classification_metrics(y_true, y_pred), None
+    coarse = set() if spec.name == "label" else set(mapping.values()) - set(mapping)
+    fine = [(t, p) for t, p in zip(y_true, y_pred, strict=True) if t not in coarse]
+    strict = classification_metrics([t for t, _ in fine], [p for _, p in fine]) if fine else None
+    mapped_true = [t if t in coarse else map_label(t, mapping) for t in y_true]
+    return strict, classification_metrics(mapped_true, apply_label_map(y_pred, mapping))
 
 
 def _summed(calls: Any) -> ModelCalls | None:

@@ -12,14 +12,29 @@ from collections.abc import Mapping, Sequence
 from arbiter.contract import Example, ScorerSpec
 from arbiter.errors import InputError
 from arbiter.scoring.base import BuiltScorer, ScoringContext, has_reference
-from arbiter.scoring.registry import ScorerRegistry
+from arbiter.scoring.registry import ScorerRegistry, _import, _Pending
 
-__all__ = ["build_scorers", "check_references", "scorer_registry", "scorer_specs"]
+__all__ = ["ENGINE_SCORERS", "build_scorers", "check_references", "scorer_registry", "scorer_specs"]
+
+ENGINE_SCORERS: dict[str, str] = {
+    "jury": "arbiter.jury.scorer:jury",
+}
+"""Scorers the engines provide, by name: ``module:factory``, imported on first use (the
+scoring layer cannot name them: they sit above it)."""
 
 
 def scorer_registry(*, plugins: bool = True) -> ScorerRegistry:
-    """Every scorer a run may name: built-ins, the engines' scorers, installed plugins."""
-    return ScorerRegistry.default(plugins=plugins)
+    """Every scorer a run may name: built-ins, the engines' scorers, installed plugins.
+
+    Nothing is imported until a scorer is used: building the registry stays cheap.
+    """
+    registry = ScorerRegistry.default(plugins=False)
+    for name, target in ENGINE_SCORERS.items():
+        # The registry's lazy entry, as for its built-ins (it has no public one yet).
+        registry.add(name, _Pending(name, target, _import(target)))
+    if plugins:
+        registry.load_plugins()  # after the engines' scorers: a plugin never replaces one
+    return registry
 
 
 def scorer_specs(

@@ -10,7 +10,7 @@ from arbiter.systems.base import ResponseMapping, SystemUnderTest
 
 __all__ = ["SYSTEM_KINDS", "build_system"]
 
-SYSTEM_KINDS = ("python", "http", "mcp")
+SYSTEM_KINDS = ("python", "http", "mcp", "precomputed")
 """Kinds of system under test the CLI can build."""
 
 
@@ -34,6 +34,10 @@ def build_system(
         from arbiter.systems.python import PythonSystem
 
         return PythonSystem(str(description["target"]))
+    if kind == "precomputed":
+        from arbiter.systems.precomputed import DEFAULT_OUTPUT_FIELD, PrecomputedSystem
+
+        return PrecomputedSystem(description.get("field", DEFAULT_OUTPUT_FIELD))
     if kind == "http":
         from arbiter.systems.http import HttpSystem
 
