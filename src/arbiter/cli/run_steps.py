@@ -228,11 +228,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     from arbiter.systems.factory import build_system
     from arbiter.telemetry import Telemetry
 
-    # TODO(precomputed): pass output_field always once the loader takes it.
-    extra: dict[str, Any] = (
-        {} if plan.output_field == "output" else {"output_field": plan.output_field}
-    )
-    data = load_dataset(plan.dataset_path, **extra)
+    data = load_dataset(plan.dataset_path, output_field=plan.output_field)
     source = str(plan.dataset_path)
     in_scope = data.examples[: plan.config.limit] if plan.config.limit else data.examples
     system = build_system(plan.system, headers=plan.headers)
