@@ -8,13 +8,18 @@ keep the names the vendors and the reference systems use (``OPENAI_API_KEY``,
 
 from __future__ import annotations
 
+import json
+import math
+import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings"]
+from arbiter.errors import InputError
+
+__all__ = ["Settings", "read_price_table"]
 
 
 class Settings(BaseSettings):
@@ -110,10 +115,75 @@ class Settings(BaseSettings):
     """OpenAI-style API root of a llama.cpp server (``ARBITER_LLAMA_CPP_URL``)."""
     model_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """USD per million input and output tokens by model, as JSON, so calls record
-    their cost (``ARBITER_MODEL_PRICES='{"gpt-4o": [2.5, 10]}'``)."""
+    their cost (``ARBITER_MODEL_PRICES='{"gpt-4o": [2.5, 10]}'``). The entries of the
+    ``prices`` file are merged in; a model named in both keeps the price given here."""
+    prices: Path | None = None
+    """A price table file, TOML or JSON (``ARBITER_PRICES=prices.toml``): each model
+    mapped to ``{input = 2.5, output = 10}`` (USD per million tokens) or ``[2.5, 10]``.
+    Read once, when the settings are built; see :func:`read_price_table`."""
+    cache_dir: Path | None = None
+    """Folder of the model-call cache (``ARBITER_CACHE_DIR``); default ``home/cache``."""
+
+    @model_validator(mode="after")
+    def _merge_price_table(self) -> Settings:
+        if self.prices is not None:
+            self.model_prices = {**read_price_table(self.prices), **self.model_prices}
+        return self
+
+    def model_cache_path(self) -> Path:
+        """The SQLite file of the model-call cache: ``cache_dir/models.sqlite3``."""
+        return (self.cache_dir or self.home / "cache") / "models.sqlite3"
 
     def database_url(self) -> str:
         """The store URL: ``db_url`` if set, else SQLite at ``home/arbiter.db``."""
         if self.db_url:
             return self.db_url
         return f"sqlite:///{(self.home / 'arbiter.db').as_posix()}"
+
+
+def read_price_table(path: Path) -> dict[str, tuple[float, float]]:
+    """USD per million input and output tokens by model, from a TOML or JSON file.
+
+    A ``.json`` file is read as JSON, any other as TOML. Each model maps to a table
+    ``{input = 2.5, output = 10}`` or a pair ``[2.5, 10]``; prices are finite and >= 0.
+
+    Raises:
+        InputError: The file is missing, unreadable, not TOML / JSON, or a price is not
+            a pair of non-negative numbers (one line naming the file and the model).
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"{path}: cannot read the price table: {reason}") from None
+    try:
+        table: Any = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError both are
+        raise InputError(f"{path}: the price table is not valid: {exc}") from None
+    if not isinstance(table, dict):
+        raise InputError(f"{path}: the price table must map model names to prices")
+    return {str(model): _price(price, path, model) for model, price in table.items()}
+
+
+def _price(value: Any, path: Path, model: str) -> tuple[float, float]:
+    if isinstance(value, dict) and set(value) == {"input", "output"}:
+        pair = [value["input"], value["output"]]
+    elif isinstance(value, list) and len(value) == 2:
+        pair = list(value)
+    else:
+        pair = []
+    if len(pair) != 2 or not all(_is_price(p) for p in pair):
+        raise InputError(
+            f"{path}: model {model!r}: a price is {{input = USD, output = USD}} per million "
+            f"tokens (or [input, output]), each a number >= 0; got {value!r}"[:300]
+        )
+    return float(pair[0]), float(pair[1])
+
+
+def _is_price(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )

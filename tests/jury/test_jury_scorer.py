@@ -168,7 +168,8 @@ def test_an_escalation_is_the_first_evidence_and_in_the_explanation(
     score = asyncio.run(jury()(example, Output(text=escalated.output)))
     assert score.metadata["escalate"] is True
     first = score.evidence[0]
-    assert first.note.startswith("ESCALATE: escalate: ")
+    assert first.note.startswith("ESCALATE: ")
+    assert "escalate:" not in first.note
     assert (first.quote, first.verified) == ("", None)
     assert "ESCALATE" in score.explanation
     findings = score.evidence[1:]

@@ -450,6 +450,10 @@ async def _run_pairs(
         started = time.perf_counter()
         try:
             async with contextlib.AsyncExitStack() as stack:
+                for scorer in scoring.scorers:  # model scorers close their providers
+                    close = getattr(scorer, "aclose", None)
+                    if callable(close):
+                        stack.push_async_callback(close)
                 if hasattr(system, "__aenter__"):
                     await stack.enter_async_context(system)  # type: ignore[arg-type]
                 await _execute(

@@ -48,6 +48,8 @@ DETECTION_CATEGORIES: dict[str, str] = {
 """The default ``category_map``: a jury flags an output unless it ACCEPTs it."""
 MAX_EVIDENCE = 16
 """Evidence items a score lists at most (the explanation counts the rest)."""
+_ESCALATE = "escalate: "
+"""How synthesis starts the reasons it escalates for."""
 _MAX_TEXT = 300
 """Characters kept of a quoted span or a critic's claim (both untrusted text)."""
 
@@ -146,9 +148,8 @@ def _score_of(
     """The score a verdict gives; ``online`` names the critics that call a model."""
     evidence = _evidence(verdict)
     listed = evidence[:MAX_EVIDENCE]
-    explanation = f"{verdict.decision} (confidence {verdict.confidence:.2f})"
-    if verdict.escalate:
-        explanation += ", ESCALATE: a human should look"
+    flag = "; ESCALATE: a human should look" if verdict.escalate else ""
+    explanation = f"{verdict.decision} (confidence {verdict.confidence:.2f}{flag})"
     if verdict.reasons:
         explanation += f": {verdict.reasons[0]}"
     if len(evidence) > len(listed):
@@ -252,8 +253,8 @@ def _evidence(verdict: Verdict) -> list[Evidence]:
     """An ESCALATE first, then findings (verified; contradictions first), then opinions."""
     evidence: list[Evidence] = []
     if verdict.escalate:
-        why = [r for r in verdict.reasons if r.startswith("escalate")] or verdict.reasons[:1]
-        note = _line("ESCALATE: " + "; ".join(why))
+        why = [r.removeprefix(_ESCALATE) for r in verdict.reasons if r.startswith(_ESCALATE)]
+        note = _line("ESCALATE: " + "; ".join(why or verdict.reasons[:1]))
         evidence.append(Evidence(quote="", verified=None, note=note))
     findings = sorted(verdict.findings, key=lambda f: f.kind != "contradicted")
     for finding in findings:

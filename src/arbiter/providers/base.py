@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from arbiter.contract import Usage
+from arbiter.contract import ModelCalls, Usage
 
 __all__ = ["CompletionRequest", "CompletionResponse", "Provider", "close_provider"]
 
@@ -52,6 +52,25 @@ class CompletionResponse(BaseModel):
     """Tokens and cost."""
     latency_ms: float = 0.0
     """Wall time of the call."""
+    cached: bool = False
+    """Answered from the model-call cache (:mod:`arbiter.providers.cache`): no model was
+    asked, so ``usage`` is zero tokens at no cost."""
+
+    def model_calls(self, *, latency_ms: float | None = None) -> ModelCalls:
+        """This answer as one model call, for ``Score.model``.
+
+        Args:
+            latency_ms: The time the caller measured around the call (queueing for a
+                concurrency slot and retries included); None: the provider's own.
+        """
+        return ModelCalls(
+            calls=1,
+            cached=int(self.cached),
+            input_tokens=self.usage.input_tokens,
+            output_tokens=self.usage.output_tokens,
+            latency_ms=self.latency_ms if latency_ms is None else latency_ms,
+            cost_usd=self.usage.cost_usd,
+        )
 
 
 class Provider(Protocol):

@@ -2,8 +2,11 @@
 
 With no script it answers the simplest JSON the request's schema admits (the first
 value of every enum, empty strings and lists, zeros, ``false``), so any structured call
-of Arbiter's gets a valid, repeatable answer without a model. A script (a fixed text or
-a function of the request) answers exactly what a test needs. The jury's offline critics
+of Arbiter's gets a valid, repeatable answer without a model. A caller that can compute
+a meaningful offline answer puts it in ``request.metadata["mock_answer"]`` (which real
+providers never send), and the mock answers that instead: the ``rubric`` scorer does,
+with its reference check. A script (a fixed text or a function of the request) answers
+exactly what a test needs. The mock costs nothing: ``cost_usd`` is 0. The jury's offline critics
 do not come through here: they run the string detectors directly
 (:mod:`arbiter.jury.offline`).
 """
@@ -18,7 +21,10 @@ from arbiter.contract import Usage
 from arbiter.errors import InvalidResponse
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 
-__all__ = ["MockProvider", "simplest_instance"]
+__all__ = ["MOCK_ANSWER", "MockProvider", "simplest_instance"]
+
+MOCK_ANSWER = "mock_answer"
+"""Key of ``CompletionRequest.metadata`` holding the JSON the mock should answer."""
 
 Script = str | Callable[[CompletionRequest], str]
 
@@ -67,7 +73,8 @@ class MockProvider:
 
     Args:
         script: The answer: a text, or a function of the request returning one; None
-            answers :func:`simplest_instance` of the request's schema.
+            answers the request's ``metadata["mock_answer"]`` when it has one, else
+            :func:`simplest_instance` of the request's schema.
         model: The model it reports having answered with.
 
     Examples:
@@ -79,6 +86,8 @@ class MockProvider:
     """
 
     name = "mock"
+    cacheable = False
+    """Its answers cost nothing to compute again: the model-call cache passes it by."""
 
     def __init__(self, script: Script | None = None, *, model: str = "mock") -> None:
         self.script = script
@@ -87,12 +96,14 @@ class MockProvider:
         """Every request answered, in order."""
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        """Answer ``request`` from the script, or with the simplest valid instance."""
+        """Answer ``request`` from the script, its mock answer, or the simplest instance."""
         self.requests.append(request)
-        if self.script is None:
+        if self.script is None and MOCK_ANSWER in request.metadata:
+            text = json.dumps(request.metadata[MOCK_ANSWER])
+        elif self.script is None:
             text = json.dumps(simplest_instance(request.json_schema))
         elif isinstance(self.script, str):
             text = self.script
         else:
             text = self.script(request)
-        return CompletionResponse(text=text, model=self.model, usage=Usage())
+        return CompletionResponse(text=text, model=self.model, usage=Usage(cost_usd=0.0))

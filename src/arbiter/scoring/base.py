@@ -34,6 +34,8 @@ from arbiter.validation import describe_validation_error
 
 if TYPE_CHECKING:
     from arbiter.config import Settings
+    from arbiter.providers.base import Provider
+    from arbiter.providers.cache import ResponseCache
     from arbiter.providers.registry import ProviderRegistry
 
 __all__ = [
@@ -73,20 +75,87 @@ CONTEXT = "context"
 :class:`ScoringContext` it is built in; it is never part of the spec."""
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class ScoringContext:
     """What a factory may need beyond its arguments: how to reach models, and the cache.
 
-    Deterministic scorers ignore it. Model scorers read their provider through it, so a
-    run (or a test) decides which providers, settings and cache they use.
+    Deterministic scorers ignore it. Model scorers get their providers from
+    :meth:`provider`, so a run (or a test) decides which providers, settings and cache
+    they use, and every scorer of a run shares one provider per name (one connection
+    pool, one concurrency limit). With ``use_cache`` every provider but those marked
+    ``cacheable = False`` (the mock) answers through the model-call cache. The context
+    owns what it builds: :meth:`aclose` closes it, and a run closes the contexts of its
+    scorers when it ends (:meth:`BuiltScorer.aclose`).
+
+    Examples:
+        >>> context = ScoringContext(use_cache=False)
+        >>> context.provider("mock").name
+        'mock'
     """
 
     settings: Settings | None = None
-    """The settings providers are built from; None: read from the environment."""
+    """The settings providers are built from; None: read from the environment once."""
     providers: ProviderRegistry | None = None
     """The provider registry; None: the default one."""
     use_cache: bool = True
     """Whether model requests may be answered from the on-disk cache."""
+    cache: ResponseCache | None = None
+    """The model-call cache; None: the file ``settings.model_cache_path()`` names,
+    opened on the first lookup."""
+    _built: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
+    _owned_cache: ResponseCache | None = field(default=None, init=False, repr=False)
+
+    def resolved_settings(self) -> Settings:
+        """The settings in use (read from the environment on first need)."""
+        if self.settings is None:
+            from arbiter.config import Settings
+
+            self.settings = Settings()
+        return self.settings
+
+    def response_cache(self) -> ResponseCache:
+        """The model-call cache in use (nothing is opened until it is first asked)."""
+        if self.cache is not None:
+            return self.cache
+        if self._owned_cache is None:
+            from arbiter.providers.cache import ResponseCache
+
+            self._owned_cache = ResponseCache(self.resolved_settings().model_cache_path())
+        return self._owned_cache
+
+    def provider(self, name: str) -> Provider:
+        """The provider ``name``, built once per context; behind the cache if ``use_cache``.
+
+        Raises:
+            InputError: No provider has that name (the message lists the known ones).
+        """
+        built = self._built.get(name)
+        if built is None:
+            registry = self.providers
+            if registry is None:
+                from arbiter.providers.registry import ProviderRegistry
+
+                registry = self.providers = ProviderRegistry.default()
+            built = registry.build(name, self.resolved_settings())
+            # A provider that answers for free (the mock) says so: caching it only writes.
+            if self.use_cache and getattr(built, "cacheable", True):
+                from arbiter.providers.cache import CachedProvider
+
+                built = CachedProvider(built, self.response_cache())
+            self._built[name] = built
+        return built
+
+    async def aclose(self) -> None:
+        """Close the providers' connections and the cache this context opened.
+
+        Safe to call more than once; a provider used again afterwards reconnects.
+        """
+        from arbiter.providers.base import close_provider
+
+        for provider in self._built.values():
+            await close_provider(provider)
+        if self._owned_cache is not None:
+            self._owned_cache.close()
 
 
 class Scorer(Protocol):
@@ -131,6 +200,8 @@ class BuiltScorer:
     """The inner function the factory returned."""
     is_async: bool = field(default=False, repr=False)
     """Whether ``function`` returns an awaitable (decided once, when built)."""
+    context: ScoringContext | None = field(default=None, repr=False)
+    """The context the factory was given (a model scorer's providers), if it took one."""
 
     @property
     def name(self) -> str:
@@ -158,12 +229,18 @@ class BuiltScorer:
     def with_alias(self, alias: str | None) -> BuiltScorer:
         """The same scorer under another name in the run."""
         spec = self.spec.model_copy(update={"alias": alias})
-        return BuiltScorer(spec, self.function, self.is_async)
+        return BuiltScorer(spec, self.function, self.is_async, self.context)
 
     def gating(self, gating: bool) -> BuiltScorer:
         """The same scorer, taking part in pass / fail (or only reported)."""
         spec = self.spec.model_copy(update={"gating": gating})
-        return BuiltScorer(spec, self.function, self.is_async)
+        return BuiltScorer(spec, self.function, self.is_async, self.context)
+
+    async def aclose(self) -> None:
+        """Close what the scorer's context opened (providers, cache); a run calls it at
+        its end. Safe to call more than once."""
+        if self.context is not None:
+            await self.context.aclose()
 
 
 class ScorerFactory:
@@ -220,7 +297,9 @@ class ScorerFactory:
             checked = self._check(arguments)
             given = dict(checked)
             if CONTEXT in parameters:
-                given[CONTEXT] = context or ScoringContext()
+                context = given[CONTEXT] = context or ScoringContext()
+            else:
+                context = None
             function = self.factory(**given)
         except ValidationError as exc:
             reason = describe_validation_error(exc, None)
@@ -237,7 +316,7 @@ class ScorerFactory:
             version=self.version,
             kind=self.kind,
         )
-        return BuiltScorer(spec, function, inspect.iscoroutinefunction(function))
+        return BuiltScorer(spec, function, inspect.iscoroutinefunction(function), context)
 
     def _check(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments converted to the factory's type hints, defaults filled in."""

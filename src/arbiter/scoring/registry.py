@@ -49,6 +49,7 @@ BUILTIN_SCORERS: dict[str, str] = {
     "numeric": "arbiter.scoring.numeric:numeric",
     "json": "arbiter.scoring.structured:json_output",
     "f1_tokens": "arbiter.scoring.overlap:f1_tokens",
+    "rubric": "arbiter.scoring.rubric:rubric",
 }
 """Built-in scorers of this package, by name: ``module:factory``, imported on first use."""
 

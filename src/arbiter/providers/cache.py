@@ -1,0 +1,371 @@
+"""The model-call cache: provider answers kept on disk, keyed by the whole request.
+
+A :class:`CachedProvider` wraps any provider. Before a request reaches the model it
+looks the request's key up in a :class:`ResponseCache`; a hit is answered at once with
+``cached=True``, zero tokens and no cost, a miss goes to the model and its answer is
+stored. The key is the sha256 of the canonical JSON of everything that shapes the
+answer: the provider's name, base URL and dialect, and every field of the
+:class:`~arbiter.providers.base.CompletionRequest` (model, system prompt, prompt,
+schema and its name, effort, output-token limit, and any field added later) except
+``timeout`` and ``metadata``, which never reach the model.
+
+The cache is one SQLite file in WAL mode (``Settings.model_cache_path()``: by default
+``$ARBITER_HOME/cache/models.sqlite3``, moved with ``ARBITER_CACHE_DIR``). A lookup is
+one indexed ``SELECT`` on the event loop's thread (tens of microseconds, and WAL readers
+never wait for writers); a write runs in a worker thread, so a second process holding
+the write lock delays no lookup. Several processes may share the file. What could go
+wrong degrades to a miss, never to an error: an entry that does not decode, a file that
+is not a database, a disk that is full. Answers larger than ``max_entry_bytes`` and
+answers that are not JSON are not stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
+
+from arbiter.contract import Usage
+from arbiter.errors import InvalidResponse
+from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider, close_provider
+from arbiter.providers.parse import json_document
+
+__all__ = [
+    "CACHE_FORMAT",
+    "DEFAULT_MAX_ENTRY_BYTES",
+    "CachedProvider",
+    "ResponseCache",
+    "answered_json",
+    "provider_identity",
+    "request_key",
+]
+
+CACHE_FORMAT = 1
+"""Version of the key and of the stored shape; a change starts a fresh cache."""
+
+DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024
+"""Largest answer stored (1 MiB of JSON); a larger one is answered but not kept."""
+
+_NOT_IN_KEY = {"timeout", "metadata"}
+"""Request fields that never reach the model, so never change its answer."""
+
+_MAX_SCHEMAS = 64
+"""Schema digests a cached provider keeps."""
+
+_BUSY_TIMEOUT_S = 5.0
+"""How long a write waits for another process's write lock before giving up."""
+
+_log = logging.getLogger(__name__)
+
+
+def provider_identity(provider: Provider) -> dict[str, str | None]:
+    """What tells one provider's model server from another's: name, base URL, dialect.
+
+    Read from the provider's ``name``, ``base_url`` and ``dialect`` attributes (the
+    built-in vendors have them; a provider without them is told apart by name alone).
+    """
+    return {
+        "name": provider.name,
+        "base_url": _text_attribute(provider, "base_url"),
+        "dialect": _text_attribute(provider, "dialect"),
+    }
+
+
+def _text_attribute(provider: Provider, name: str) -> str | None:
+    value = getattr(provider, name, None)
+    return value if isinstance(value, str) else None
+
+
+def request_key(
+    request: CompletionRequest, provider: Mapping[str, Any], *, schema_digest: str | None = None
+) -> str:
+    """The cache key of ``request`` sent to ``provider`` (see :func:`provider_identity`).
+
+    Args:
+        request: The request.
+        provider: The provider's identity.
+        schema_digest: :func:`schema_digest` of ``request.json_schema``, when the caller
+            has it already; None: computed here.
+
+    Examples:
+        >>> request = CompletionRequest(model="m", system="s", prompt="p", json_schema={})
+        >>> a = request_key(request, {"name": "mock"})
+        >>> a == request_key(request.model_copy(update={"timeout": 5.0}), {"name": "mock"})
+        True
+        >>> a == request_key(request.model_copy(update={"prompt": "q"}), {"name": "mock"})
+        False
+    """
+    fields = {
+        name: getattr(request, name)
+        for name in type(request).model_fields
+        if name not in _NOT_IN_KEY
+    }
+    fields["json_schema"] = schema_digest or _schema_digest(request.json_schema)
+    document = {"format": CACHE_FORMAT, "provider": dict(provider), "request": fields}
+    return hashlib.sha256(_canonical(document)).hexdigest()
+
+
+def _schema_digest(schema: Mapping[str, Any]) -> str:
+    """sha256 of a JSON schema's canonical JSON."""
+    return hashlib.sha256(_canonical(schema)).hexdigest()
+
+
+def _canonical(document: Any) -> bytes:
+    return json.dumps(
+        document,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=to_jsonable_python,  # a field of another type added to the request later
+    ).encode("utf-8")
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    response BLOB NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """Provider answers in one SQLite file, shared safely by threads and processes.
+
+    Nothing is opened until the first lookup or write, so building a cache (checking a
+    run's options) touches no file. :meth:`close` closes the connections; the next use
+    opens them again.
+
+    Args:
+        path: The SQLite file; its folder is created on first use.
+        max_entry_bytes: Answers whose stored JSON is larger are not kept.
+    """
+
+    def __init__(self, path: Path, *, max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES) -> None:
+        self.path = Path(path)
+        self.max_entry_bytes = max_entry_bytes
+        # Two connections: lookups on the caller's thread never queue behind a write
+        # that waits for another process's lock in a worker thread.
+        self._reader: sqlite3.Connection | None = None
+        self._writer: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._broken = False
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+    def get(self, key: str) -> CompletionResponse | None:
+        """The answer stored under ``key``; None on a miss (or anything unreadable)."""
+        with self._read_lock:
+            try:
+                reader = self._reader or self._open_reader()
+                if reader is None:
+                    return None
+                row = reader.execute(
+                    "SELECT response FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                _log.debug("model-call cache %s: lookup failed: %s", self.path, exc)
+                return None
+        if row is None:
+            return None
+        try:
+            return CompletionResponse.model_validate_json(row[0])
+        except (ValidationError, ValueError, TypeError):
+            return None  # a corrupt entry is a miss; the fresh answer replaces it
+
+    def put(self, key: str, response: CompletionResponse) -> bool:
+        """Store ``response`` under ``key``; False when it was not kept (too large, or
+        the file cannot be written)."""
+        body = response.model_dump_json(exclude={"cached"}).encode("utf-8")
+        if len(body) > self.max_entry_bytes:
+            return False
+        with self._write_lock:
+            try:
+                writer = self._writer or self._open_writer()
+                if writer is None:
+                    return False
+                writer.execute(
+                    "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
+                    (key, body, time.time()),
+                )
+            except sqlite3.Error as exc:
+                _log.warning("model-call cache %s: an answer was not stored: %s", self.path, exc)
+                return False
+        return True
+
+    def entries(self) -> int:
+        """How many answers the file holds."""
+        with self._read_lock:
+            try:
+                reader = self._reader or self._open_reader()
+                if reader is None:
+                    return 0
+                (count,) = reader.execute("SELECT count(*) FROM responses").fetchone()
+            except sqlite3.Error:
+                return 0
+        return int(count)
+
+    def close(self) -> None:
+        """Close the connections (the next use opens them again)."""
+        with self._read_lock:
+            reader, self._reader = self._reader, None
+        with self._write_lock:
+            writer, self._writer = self._writer, None
+        for connection in (reader, writer):
+            if connection is not None:
+                connection.close()
+
+    def _connect(self) -> sqlite3.Connection | None:
+        """A connection with the table in place; None (and one warning) if the file
+        cannot serve as a cache, which then answers every lookup with a miss."""
+        if self._broken:
+            return None
+        connection: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.path,
+                timeout=_BUSY_TIMEOUT_S,
+                isolation_level=None,  # autocommit: every write is its own short transaction
+                check_same_thread=False,  # guarded by this object's locks
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL loses no consistency, only (on power loss) the last
+            # answers: they would simply be asked again.
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            if connection is not None:
+                connection.close()
+            if "locked" in str(exc):
+                return None  # another process holds the file for longer than we wait: later
+            self._broken = True
+            _log.warning("model-call cache %s is unusable, running without it: %s", self.path, exc)
+            return None
+        return connection
+
+    def _open_reader(self) -> sqlite3.Connection | None:
+        self._reader = self._connect()
+        return self._reader
+
+    def _open_writer(self) -> sqlite3.Connection | None:
+        self._writer = self._connect()
+        return self._writer
+
+
+def answered_json(response: CompletionResponse) -> bool:
+    """Whether an answer is worth keeping: its text is a JSON document."""
+    try:
+        json_document(response.text)
+    except InvalidResponse:
+        return False
+    return True
+
+
+class CachedProvider:
+    """A provider whose answers come from a :class:`ResponseCache` when it has them.
+
+    Args:
+        provider: The provider asked on a miss.
+        cache: Where answers are looked up and stored.
+        keep: Which answers to store; default: those whose text is JSON (an answer
+            that cannot be read is asked again next time, not replayed).
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        cache: ResponseCache,
+        *,
+        keep: Callable[[CompletionResponse], bool] = answered_json,
+    ) -> None:
+        self.name = provider.name
+        self.provider = provider
+        self.cache = cache
+        self._keep = keep
+        self._identity = provider_identity(provider)
+        # Callers build a schema once and send that same object with every request; its
+        # canonical JSON costs more than the rest of the key, so its digest is kept
+        # (with the schema, so that its id cannot be reused by another object).
+        self._schemas: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self._pending: dict[str, asyncio.Future[CompletionResponse]] = {}
+        self.hits = 0
+        """Requests answered from the cache (or by an identical request in flight)."""
+        self.misses = 0
+        """Requests that went to the model."""
+
+    def __repr__(self) -> str:
+        return f"CachedProvider({self.provider!r}, {self.cache!r})"
+
+    def key(self, request: CompletionRequest) -> str:
+        """The cache key of ``request`` on this provider."""
+        schema = request.json_schema
+        known = self._schemas.get(id(schema))
+        if known is None or known[0] is not schema:
+            if len(self._schemas) >= _MAX_SCHEMAS:
+                self._schemas.clear()
+            known = self._schemas[id(schema)] = (schema, _schema_digest(schema))
+        return request_key(request, self._identity, schema_digest=known[1])
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        """The cached answer to ``request``, else the provider's (then stored).
+
+        Identical requests in flight at once reach the provider once: the others wait
+        for that answer and count as cache hits.
+
+        Raises:
+            ProviderError: As the wrapped provider (a failure is never stored).
+        """
+        started = time.perf_counter()
+        key = self.key(request)
+        pending = self._pending.get(key)
+        if pending is not None:
+            found = await asyncio.shield(pending)
+        else:
+            stored = self.cache.get(key)
+            if stored is None:
+                self.misses += 1
+                asked = asyncio.ensure_future(self._ask(key, request))
+                self._pending[key] = asked
+                asked.add_done_callback(lambda done: self._settle(key, done))
+                # Shielded: a caller cancelled (its run interrupted) leaves the answer
+                # to whoever else waits for it.
+                return await asyncio.shield(asked)
+            found = stored
+        self.hits += 1
+        return found.model_copy(
+            update={
+                "cached": True,
+                "usage": Usage(cost_usd=0.0),
+                "latency_ms": (time.perf_counter() - started) * 1000,
+            }
+        )
+
+    async def _ask(self, key: str, request: CompletionRequest) -> CompletionResponse:
+        response = await self.provider.complete(request)
+        if self._keep(response):
+            await asyncio.to_thread(self.cache.put, key, response)
+        return response
+
+    def _settle(self, key: str, done: asyncio.Future[CompletionResponse]) -> None:
+        if self._pending.get(key) is done:
+            del self._pending[key]
+        if not done.cancelled():
+            done.exception()  # retrieved here: every waiter may have gone
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider's connections (the cache is its owner's to close)."""
+        await close_provider(self.provider)

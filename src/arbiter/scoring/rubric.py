@@ -1,0 +1,419 @@
+"""The ``rubric`` scorer: an LLM judge applies a rubric and must quote its evidence.
+
+The model answers strict JSON (reasoning, quotes with what each shows, a verdict
+``pass`` / ``fail`` / ``unknown`` and a score in [0, 1]); code then decides:
+
+- each quote is looked up verbatim in the output (:func:`arbiter.scoring.quotes.locate`,
+  the jury's normaliser); a quote that is not there is kept as evidence with
+  ``verified=False`` and supports nothing;
+- a verdict whose every quote is unverifiable is demoted to ``unknown``: the judge was
+  not reading this output, so its verdict is an opinion and the scorer abstains. A
+  verdict without any quote stands (a failure by omission has nothing to quote);
+- ``unknown`` is an abstention (``passed=None``), never a pass or a fail;
+- with a ``threshold``, ``passed`` is ``score >= threshold`` instead of the verdict;
+- a provider that still fails after the provider layer's retries raises, and the run
+  records an errored score; an answer that is not the requested JSON is an errored score
+  too, which keeps the tokens it cost.
+
+On the ``mock`` provider the judge is a deterministic stand-in, not a model: it passes
+an output that contains the example's reference answer (case and whitespace folded),
+quoting it, fails one that does not, and abstains without a reference. It ignores the
+rubric; it makes runs, tests and docs work offline with meaningful verdicts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
+
+from arbiter.contract import Evidence, Example, ModelCalls, Output, Score
+from arbiter.datasets.jsonio import read_text
+from arbiter.errors import InputError, InvalidResponse, ProviderTimeout
+from arbiter.params import check_number
+from arbiter.providers.base import CompletionRequest, CompletionResponse
+from arbiter.providers.mock import MOCK_ANSWER
+from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
+from arbiter.scoring.quotes import locate, normalize
+
+__all__ = [
+    "MAX_EVIDENCE",
+    "MAX_RUBRIC_CHARS",
+    "PROMPT_VERSION",
+    "RubricAnswer",
+    "RubricFile",
+    "RubricQuote",
+    "offline_answer",
+    "rubric",
+    "system_prompt",
+]
+
+PROMPT_VERSION = "1"
+"""Version of the prompt file (``prompts/rubric_v1.txt``) and of the scorer."""
+MAX_RUBRIC_CHARS = 20_000
+"""Longest rubric accepted."""
+MAX_EVIDENCE = 8
+"""Quotes of an answer that are checked and listed (the explanation counts the rest)."""
+_MAX_CONTEXT_CHARS = 8_000
+"""Characters of the example's input and of the reference shown to the judge."""
+_MAX_QUOTE = 300
+"""Characters kept of a quote or of what it shows (model text, listed as evidence)."""
+_MAX_EXPLANATION = 500
+"""Characters of the one-line explanation (it carries the model's reasoning)."""
+_CLOSING_TAG = re.compile(r"</(rubric|input|reference|output)>", re.IGNORECASE)
+
+
+class RubricQuote(BaseModel):
+    """One passage the judge's verdict rests on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quote: str = Field(description="Words copied exactly from the OUTPUT.")
+    """Words copied from the output (checked in code)."""
+    shows: str = Field(description="What the quote shows, in one sentence.")
+    """What the quote shows."""
+
+
+class RubricAnswer(BaseModel):
+    """What the judge answers: the strict JSON schema of the request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = Field(description="How the OUTPUT meets or misses the RUBRIC.")
+    """Two or three sentences, written before the verdict."""
+    evidence: list[RubricQuote] = Field(description="Passages of the OUTPUT quoted exactly.")
+    """The passages the verdict rests on."""
+    verdict: Literal["pass", "fail", "unknown"]
+    """Whether the output meets the rubric; ``unknown`` when the rubric does not apply."""
+    score: float = Field(ge=0.0, le=1.0, description="From 0.0 (not at all) to 1.0 (fully).")
+    """How well the output meets the rubric."""
+
+
+class RubricFile(dict[str, str]):
+    """The ``rubric_file`` argument: a path, read when the scorer is built.
+
+    It is stored as ``{"path", "sha256", "text"}``, so the scorer's spec holds the rubric
+    itself: a resumed or replayed run judges with the same rubric even if the file has
+    changed since. A stored value whose text does not match its hash is refused.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_plain_validator_function(cls.read)
+
+    @classmethod
+    def read(cls, value: Any) -> RubricFile:
+        """The rubric ``value`` names: a path to read, or a stored ``{path, sha256, text}``.
+
+        Raises:
+            ValueError: The file cannot be read, or a stored value is malformed or its
+                text does not match its sha256.
+        """
+        if isinstance(value, str):
+            try:
+                text = read_text(value, what="rubric file")
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
+            return cls(path=value, sha256=_sha256(text), text=text)
+        if (
+            isinstance(value, dict)
+            and set(value) == {"path", "sha256", "text"}
+            and all(isinstance(v, str) for v in value.values())
+        ):
+            if _sha256(value["text"]) != value["sha256"]:
+                raise ValueError(f"{value['path']}: the stored rubric does not match its sha256")
+            return cls(value)
+        raise ValueError("expected the path of a rubric file")
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@cache
+def system_prompt() -> str:
+    """The system prompt of this version (``prompts/rubric_v1.txt``)."""
+    name = f"rubric_v{PROMPT_VERSION}.txt"
+    return files("arbiter.scoring.prompts").joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
+def _answer_schema() -> dict[str, Any]:
+    from arbiter.providers.schema import strict_json_schema
+
+    return strict_json_schema(RubricAnswer)
+
+
+@scorer(
+    name="rubric",
+    kind="model",
+    version=PROMPT_VERSION,
+    description="An LLM judge applies a rubric; its quotes are verified in the output.",
+)
+def rubric(
+    *,
+    rubric: str | None = None,
+    rubric_file: RubricFile | None = None,
+    provider: str = "mock",
+    model: str | None = None,
+    threshold: float | None = None,
+    max_output_chars: int = 20_000,
+    max_output_tokens: int = 1024,
+    timeout: float = 60.0,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """An LLM judge applies the rubric to the output's text and quotes its evidence.
+
+    Passes on a ``pass`` verdict, fails on ``fail`` and abstains on ``unknown`` or when
+    every quote of the judge is missing from the output. The input and the reference
+    (``expected``, else ``expected_label``) are shown to the judge when the example has
+    them. On ``mock`` the judge is offline: it passes an output containing the reference.
+
+    Args:
+        rubric: The rubric, as text (give this or ``rubric_file``).
+        rubric_file: A file holding the rubric; read when the scorer is built, and its
+            text stored with the run.
+        provider: The provider of the judge: mock, openai, llama_cpp, ollama, anthropic,
+            gemini, or a plugin's.
+        model: The judge's model (needed with a provider other than mock).
+        threshold: Pass on ``score >= threshold`` instead of on the verdict.
+        max_output_chars: Characters of the output shown to the judge (the rest is cut,
+            and said to be).
+        max_output_tokens: Upper bound of the judge's answer.
+        timeout: Seconds one judgement may take, the provider's retries included.
+    """
+    text = _rubric_text(rubric, rubric_file)
+    check_number(threshold, "threshold", "rubric", minimum=0, maximum=1, optional=True)
+    check_number(max_output_chars, "max_output_chars", "rubric", minimum=100, integer=True)
+    check_number(max_output_tokens, "max_output_tokens", "rubric", minimum=64, integer=True)
+    check_number(timeout, "timeout", "rubric", minimum=0, open_min=True)
+    if provider != "mock" and not model:
+        raise ValueError(f"provider {provider!r} needs a model: the judge's model name")
+    context = context or ScoringContext()
+    judge = context.provider(provider)
+    settings = _Settings(
+        rubric_section=_section("rubric", text, MAX_RUBRIC_CHARS),
+        model=model or "mock",
+        offline=provider == "mock",
+        max_output_chars=max_output_chars,
+        max_output_tokens=max_output_tokens,
+        timeout=timeout,
+    )
+
+    async def score(example: Example, output: Output) -> Score:
+        answer_text = _output_text(output)
+        if answer_text is None:
+            return Score(explanation="the output has no text to judge")
+        request = _build_request(settings, example, answer_text)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout):
+                response = await judge.complete(request)
+        except TimeoutError:
+            raise ProviderTimeout(
+                f"{provider} {settings.model}: no judgement within {timeout:g}s"
+            ) from None
+        calls = response.model_calls(latency_ms=(time.perf_counter() - started) * 1000)
+        return _judged(response, calls, answer_text, threshold, f"{provider} {settings.model}")
+
+    return score
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What a built rubric scorer sends with every request."""
+
+    rubric_section: str
+    model: str
+    offline: bool
+    max_output_chars: int
+    max_output_tokens: int
+    timeout: float
+
+
+def _rubric_text(text: str | None, file: RubricFile | None) -> str:
+    if (text is None) == (file is None):
+        raise ValueError("give the rubric as rubric=TEXT or rubric_file=PATH (one of them)")
+    chosen = text if text is not None else file["text"] if file is not None else ""
+    if not chosen.strip():
+        raise ValueError("the rubric is empty")
+    if len(chosen) > MAX_RUBRIC_CHARS:
+        raise ValueError(
+            f"the rubric has {len(chosen):,} characters; at most {MAX_RUBRIC_CHARS:,} are taken"
+        )
+    return chosen
+
+
+def _output_text(output: Output) -> str | None:
+    """What the judge reads: the output's text (or label), else its raw JSON."""
+    if output.answer_text is not None:
+        return output.answer_text
+    if output.raw is not None:
+        return json.dumps(output.raw, ensure_ascii=False)
+    return None
+
+
+def _reference(example: Example) -> str | None:
+    if isinstance(example.expected, str):
+        return example.expected
+    if example.expected is not None:
+        return json.dumps(example.expected, ensure_ascii=False)
+    return example.expected_label
+
+
+def _build_request(settings: _Settings, example: Example, text: str) -> CompletionRequest:
+    """The judge's request for one output: the versioned system prompt, tagged sections."""
+    reference = _reference(example)
+    parts = [
+        settings.rubric_section,
+        _section("input", json.dumps(example.input, ensure_ascii=False), _MAX_CONTEXT_CHARS),
+    ]
+    if reference is not None:
+        parts.append(_section("reference", reference, _MAX_CONTEXT_CHARS))
+    parts.append(_section("output", text, settings.max_output_chars))
+    metadata: dict[str, Any] = {"scorer": "rubric", "example": example.id}
+    if settings.offline:
+        metadata[MOCK_ANSWER] = offline_answer(reference, text).model_dump(mode="json")
+    # Built from checked parts on every call: construct, do not validate (or copy the schema).
+    return CompletionRequest.model_construct(
+        model=settings.model,
+        system=system_prompt(),
+        prompt="\n\n".join(parts),
+        schema_name="rubric_verdict",
+        json_schema=_answer_schema(),
+        effort=None,
+        max_output_tokens=settings.max_output_tokens,
+        timeout=settings.timeout,
+        metadata=metadata,
+    )
+
+
+def _section(name: str, text: str, limit: int) -> str:
+    """One tagged section of the prompt, clipped, with the sections' closing tags defused."""
+    return f"<{name}>\n{_inert(_clip(text, limit))}\n</{name}>"
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit:,} more characters not shown]"
+
+
+def _inert(text: str) -> str:
+    """The text with closing tags of the prompt's sections defused (``<\\/output>``)."""
+    return _CLOSING_TAG.sub(r"<\\/\1>", text)
+
+
+def offline_answer(reference: str | None, text: str) -> RubricAnswer:
+    """The mock judge's answer: does the output contain the reference (case folded)?
+
+    Examples:
+        >>> offline_answer("Paris", "It is paris.").evidence[0].quote
+        'paris'
+        >>> offline_answer("Paris", "Lyon").verdict, offline_answer(None, "Lyon").verdict
+        ('fail', 'unknown')
+    """
+    if reference is None or not reference.strip():
+        return RubricAnswer(
+            reasoning="The mock judge compares the output with a reference answer, "
+            "and this example has none.",
+            evidence=[],
+            verdict="unknown",
+            score=0.0,
+        )
+    haystack, needle = normalize(text), normalize(reference)
+    start = haystack.lower().find(needle.lower())
+    if start < 0:
+        return RubricAnswer(
+            reasoning="The output does not contain the reference answer (the mock judge "
+            "checks only that, not the rubric).",
+            evidence=[],
+            verdict="fail",
+            score=0.0,
+        )
+    # lower() keeps the length of nearly every text; where it does not, quote nothing.
+    same_length = len(haystack.lower()) == len(haystack)
+    quote = haystack[start : start + len(needle)] if same_length else ""
+    return RubricAnswer(
+        reasoning="The output contains the reference answer (the mock judge checks only "
+        "that, not the rubric).",
+        evidence=[RubricQuote(quote=quote, shows="the reference answer")] if quote else [],
+        verdict="pass",
+        score=1.0,
+    )
+
+
+def _judged(
+    response: CompletionResponse,
+    calls: ModelCalls,
+    text: str,
+    threshold: float | None,
+    judge: str,
+) -> Score:
+    """The score the judge's answer gives, once its quotes are checked."""
+    from arbiter.providers.parse import parse_structured
+
+    try:
+        answer = parse_structured(response.text, RubricAnswer)
+    except InvalidResponse as exc:
+        # The call succeeded and cost tokens: an errored score that keeps them.
+        return Score(error=_line(f"InvalidResponse: {judge}: {exc}"), model=calls)
+    quoted = answer.evidence[:MAX_EVIDENCE]
+    evidence = [
+        Evidence(
+            quote=_line(q.quote, _MAX_QUOTE),
+            verified=locate(q.quote, text) is not None,
+            note=_line(q.shows, _MAX_QUOTE),
+        )
+        for q in quoted
+    ]
+    verified = sum(e.verified is True for e in evidence)
+    demoted = answer.verdict != "unknown" and bool(evidence) and verified == 0
+    passed: bool | None = None
+    if answer.verdict != "unknown" and not demoted:
+        passed = answer.verdict == "pass" if threshold is None else answer.score >= threshold
+    return Score(
+        value=answer.score if passed is not None else None,
+        answer="unknown" if passed is None else "pass" if passed else "fail",
+        passed=passed,
+        explanation=_explanation(answer, evidence, demoted, len(answer.evidence)),
+        evidence=evidence,
+        model=calls,
+        metadata={
+            "prompt": f"rubric_v{PROMPT_VERSION}",
+            "verdict": answer.verdict,
+            "score": answer.score,
+            "demoted": demoted,
+            "quotes": len(answer.evidence),
+            "verified_quotes": verified,
+            "answered_by": _line(response.model, 100),
+        },
+    )
+
+
+def _explanation(answer: RubricAnswer, evidence: list[Evidence], demoted: bool, quoted: int) -> str:
+    head = f"{answer.verdict} ({answer.score:.2f})"
+    if demoted:
+        head = f"unknown: the judge's {answer.verdict} rests only on quotes not in the output"
+    parts = [head, answer.reasoning]
+    if evidence:
+        verified = sum(e.verified is True for e in evidence)
+        parts.append(f"{verified} of {len(evidence)} quotes found in the output")
+    if quoted > len(evidence):
+        parts.append(f"{quoted - len(evidence)} more quotes not checked")
+    return _line("; ".join(p for p in parts if p.strip()), _MAX_EXPLANATION)
+
+
+def _line(text: str, limit: int = _MAX_EXPLANATION) -> str:
+    """Model text made one bounded line (it lands in terminals, Markdown and HTML)."""
+    flat = " ".join(text[: limit * 4].split())
+    return flat if len(flat) <= limit else flat[:limit] + " [...]"
