@@ -18,7 +18,7 @@ from arbiter.contract import (
     HeuristicFinding,
     HeuristicResult,
     JudgeOutcome,
-    LayerReport,
+    LayerResult,
     OnlineResult,
 )
 from arbiter.online.sink import BatchSummary, JsonlSink, LatencySketch
@@ -232,10 +232,12 @@ async def test_stream_reads_lazily_and_bounds_evaluations_in_flight() -> None:
 # ----------------------------------------------------------------- sink, store, summary
 
 
-def _result(i: int, **update: Any) -> OnlineResult:
-    return OnlineResult(prediction_id=f"p{i}", label="nominal", total_ms=1.0 + i).model_copy(
-        update=update
-    )
+def _result(i: int, **fields: Any) -> OnlineResult:
+    return OnlineResult(prediction_id=f"p{i}", label="nominal", total_ms=1.0 + i, **fields)
+
+
+def _ran(payload: Any) -> LayerResult:
+    return LayerResult(status="ran", latency_ms=1.0, payload=payload)
 
 
 def test_jsonl_sink_appends_and_never_truncates(tmp_path: Path) -> None:
@@ -256,9 +258,13 @@ def test_store_bulk_inserts_and_reads_back_a_batch(tmp_path: Path) -> None:
     flagged = _result(
         1,
         escalated=True,
-        heuristics=HeuristicResult(
-            flagged=True, findings=[HeuristicFinding(rule="low_confidence", message="0.2")]
-        ),
+        layers={
+            "heuristics": _ran(
+                HeuristicResult(
+                    flagged=True, findings=[HeuristicFinding(rule="low_confidence", message="0.2")]
+                )
+            )
+        },
     )
     save_online_results(store, "batch-a", [flagged, _result(2)])
     save_online_results(store, "batch-b", [_result(3)])
@@ -271,6 +277,81 @@ def test_store_bulk_inserts_and_reads_back_a_batch(tmp_path: Path) -> None:
             "SELECT prediction_id, flagged, escalated FROM online_results WHERE batch_id='batch-a'"
         ).all()
     assert [tuple(row) for row in rows] == [("p1", 1, 1), ("p2", 0, 0)]
+
+
+VERSION_1 = {
+    "schema_version": 1,
+    "prediction_id": "old-1",
+    "label": "nominal",
+    "heuristics": {"flagged": True, "findings": [{"rule": "low_confidence", "message": "0.2"}]},
+    "grounding": None,
+    "disagreement": None,
+    "consistency": None,
+    "judge": {"label": "critical", "source": "ollama", "agrees": False, "attempts": []},
+    "escalated": True,
+    "escalation_reasons": ["heuristics: low_confidence"],
+    "layers": {
+        "heuristics": {"status": "ran", "reason": None, "latency_ms": 0.05, "cut_off": False},
+        "grounding": {"status": "not_configured", "reason": "not configured"},
+        "judge": {"status": "ran", "reason": None, "latency_ms": 210.0, "cut_off": False},
+    },
+    "errors": [],
+    "total_ms": 211.0,
+    "metadata": {"line": 1},
+}
+
+
+def test_a_version_1_record_in_the_store_reads_back_in_the_new_shape(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert
+
+    from arbiter.store.online_models import OnlineResultRow
+
+    store = _store(tmp_path)
+    row = {
+        "batch_id": "old",
+        "prediction_id": "old-1",
+        "label": "nominal",
+        "escalated": True,
+        "flagged": True,
+        "judge_source": "ollama",
+        "total_ms": 211.0,
+        "result": VERSION_1,
+        "created_at": datetime.now(UTC),
+    }
+    with store.session() as session, session.begin():
+        session.execute(insert(OnlineResultRow), [row])
+    [result] = load_online_results(store, "old")
+    assert result.schema_version == 2
+    assert list(result.layers) == ["heuristics", "grounding", "judge"]
+    assert result.layers["heuristics"].latency_ms == 0.05
+    assert result.heuristics is not None
+    assert [f.rule for f in result.heuristics.findings] == ["low_confidence"]
+    assert result.layers["grounding"].payload is None
+    assert result.judge == JudgeOutcome(label="critical", source="ollama", agrees=False)
+    assert result.flagged
+    stored = json.loads(result.model_dump_json())
+    assert "judge" not in stored
+    assert stored["layers"]["judge"]["payload"]["source"] == "ollama"
+
+
+def test_the_store_keeps_the_judge_source_and_flag_columns(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    judged = _result(
+        1,
+        escalated=True,
+        layers={
+            "heuristics": _ran(HeuristicResult(flagged=True)),
+            "judge": _ran(JudgeOutcome(label=None, source="heuristics_fallback")),
+        },
+    )
+    save_online_results(store, "batch", [judged, _result(2)])
+    with store.engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT prediction_id, flagged, judge_source FROM online_results ORDER BY id"
+        ).all()
+    assert [tuple(row) for row in rows] == [("p1", 1, "heuristics_fallback"), ("p2", 0, None)]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -299,12 +380,13 @@ def test_summary_reports_judge_availability_and_budget_cut_offs() -> None:
     summary = BatchSummary()
     for source in ("ollama", "ollama", "gemini_flash", "heuristics_fallback"):
         label = None if source == "heuristics_fallback" else "critical"
-        summary.add(_result(1, escalated=True, judge=JudgeOutcome(label=label, source=source)))
-    cut = LayerReport(
+        judge = _ran(JudgeOutcome(label=label, source=source))
+        summary.add(_result(1, escalated=True, layers={"judge": judge}))
+    cut = LayerResult(
         status="abstained", reason="cut off at 25s budget", latency_ms=25_000, cut_off=True
     )
     summary.add(_result(2, escalated=True, layers={"consistency": cut}))
-    no_input = LayerReport(status="abstained", reason="no input to replay")
+    no_input = LayerResult(status="abstained", reason="no input to replay")
     summary.add(_result(3, escalated=True, layers={"disagreement": no_input}))
     report = summary.report()
     assert report.judge_reached == 4
@@ -376,3 +458,10 @@ def test_invalid_json_at_the_end_of_a_line_is_reported_at_its_column(
     assert first.errors == [
         "line 1: invalid JSON: Expecting property name enclosed in double quotes at column 26"
     ]
+
+
+def test_summary_lists_a_layer_of_ones_own_after_the_built_in_ones() -> None:
+    summary = BatchSummary()
+    layers = {"wording": _ran({"words": 3}), "heuristics": _ran(HeuristicResult(flagged=False))}
+    summary.add(_result(1, layers=layers))
+    assert list(summary.report().latency) == ["heuristics", "wording", "total"]

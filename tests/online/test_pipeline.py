@@ -22,9 +22,12 @@ from arbiter.contract import Prediction
 from arbiter.errors import InputError
 from arbiter.online.build import build_pipeline, evaluate_item, evaluate_item_sync
 from arbiter.online.config import OnlineConfig
-from arbiter.online.consistency import ConsistencyCheck
-from arbiter.online.grounding import GroundingConfig, PolicyCheck
+from arbiter.online.consistency import ConsistencyCheck, ConsistencyLayer
+from arbiter.online.disagreement import DisagreementLayer
+from arbiter.online.grounding import GroundingConfig, GroundingLayer, PolicyCheck
+from arbiter.online.heuristics import HeuristicsLayer
 from arbiter.online.judge_chain import JudgeChain
+from arbiter.online.layer import Unconfigured
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import Condition
 from arbiter.telemetry import Telemetry
@@ -138,6 +141,19 @@ class FakeEmbedder:
         return [[1.0, 0.0] for _ in texts]
 
 
+def consistency_check(pipeline: OnlinePipeline) -> ConsistencyCheck:
+    layer = pipeline.layer("consistency")
+    assert isinstance(layer, ConsistencyLayer)
+    return layer.check
+
+
+def policy_check(pipeline: OnlinePipeline) -> PolicyCheck:
+    layer = pipeline.layer("grounding")
+    assert isinstance(layer, GroundingLayer)
+    assert layer.policy is not None
+    return layer.policy
+
+
 def chain(*judges: FakeJudge) -> JudgeChain:
     return JudgeChain(list(judges), vocabulary=VOCABULARY)
 
@@ -220,6 +236,7 @@ async def test_an_unconfigured_layer_is_none_with_not_configured() -> None:
             "reason": "not configured",
             "latency_ms": 0.0,
             "cut_off": False,
+            "payload": None,
         }
     assert (result.grounding, result.disagreement, result.consistency) == (None, None, None)
 
@@ -322,7 +339,9 @@ async def test_a_rule_set_that_raises_still_yields_a_result() -> None:
             raise ZeroDivisionError("bad rule")
 
     pipeline = OnlinePipeline()
-    pipeline.rules = Broken()  # type: ignore[assignment]
+    heuristics = pipeline.layer("heuristics")
+    assert isinstance(heuristics, HeuristicsLayer)
+    heuristics.rules = Broken()  # type: ignore[assignment]
     result = await pipeline.evaluate(CLEAN)
     assert result.heuristics is None
     assert result.layers["heuristics"].status == "error"
@@ -598,8 +617,9 @@ def test_config_loads_from_json_with_a_relative_rules_file(tmp_path: Path) -> No
     )
     config = OnlineConfig.load(tmp_path / "online.json")
     assert config.rule_set().vocabulary == ["ok"]
-    pipeline = build_pipeline(config)
-    assert pipeline.rules.names == ("label_in",)
+    heuristics = build_pipeline(config).layer("heuristics")
+    assert isinstance(heuristics, HeuristicsLayer)
+    assert heuristics.rules.names == ("label_in",)
 
 
 @pytest.mark.parametrize(
@@ -643,14 +663,22 @@ def test_build_pipeline_wires_every_layer_from_a_config(tmp_path: Path) -> None:
         }
     )
     pipeline = build_pipeline(config, Settings(_env_file=None))
-    assert pipeline.systems is not None
-    assert list(pipeline.systems) == ["py"]
-    assert pipeline.consistency is not None
-    assert pipeline.policy is not None
+    assert [layer.name for layer in pipeline.layers] == [
+        "heuristics",
+        "grounding",
+        "disagreement",
+        "consistency",
+        "judge",
+    ]
+    assert not any(isinstance(layer, Unconfigured) for layer in pipeline.layers)
+    disagreement = pipeline.layer("disagreement")
+    assert isinstance(disagreement, DisagreementLayer)
+    assert list(disagreement.systems) == ["py"]
+    consistency, policy = consistency_check(pipeline), policy_check(pipeline)
     # One store object per folder, one embedder per description: shared between layers.
-    assert pipeline.consistency.store is pipeline.policy.store
-    assert pipeline.consistency.embedder is pipeline.policy.embedder
-    assert pipeline.consistency.threshold == 0.90  # UPSTASH_VECTOR_THRESHOLD's default
+    assert consistency.store is policy.store
+    assert consistency.embedder is policy.embedder
+    assert consistency.threshold == 0.90  # UPSTASH_VECTOR_THRESHOLD's default
     assert pipeline.budget_s == 11.0  # raised to the disagreement timeout (10 s) + 1 s
     assert pipeline.budget_note is not None
 
@@ -678,14 +706,12 @@ def test_the_policies_threshold_comes_from_its_variable_unless_the_config_sets_i
     from_variable = build_pipeline(
         OnlineConfig.model_validate({"policy_grounding": stage3}), Settings(_env_file=None)
     )
-    assert from_variable.policy is not None
-    assert from_variable.policy.threshold == 0.42
+    assert policy_check(from_variable).threshold == 0.42
     from_config = build_pipeline(
         OnlineConfig.model_validate({"policy_grounding": {**stage3, "threshold": 0.6}}),
         Settings(_env_file=None),
     )
-    assert from_config.policy is not None
-    assert from_config.policy.threshold == 0.6
+    assert policy_check(from_config).threshold == 0.6
 
 
 async def test_a_plugin_vector_store_is_built_from_its_registry_with_its_options() -> None:
@@ -706,6 +732,6 @@ async def test_a_plugin_vector_store_is_built_from_its_registry_with_its_options
     pipeline = build_pipeline(
         config, Settings(_env_file=None), registries=Registries(stores=stores)
     )
-    assert pipeline.consistency is not None
+    assert consistency_check(pipeline).store is not None
     assert built == [{"kind": "memory", "path": None, "timeout": 10.0, "shards": 3}]
     await pipeline.aclose()

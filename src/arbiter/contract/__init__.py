@@ -33,6 +33,7 @@ from arbiter.contract.jury import (
     Verdict,
 )
 from arbiter.contract.online import (
+    ONLINE_SCHEMA_VERSION,
     ConsistencyResult,
     DisagreementResult,
     GroundingResult,
@@ -41,7 +42,8 @@ from arbiter.contract.online import (
     JudgeAttempt,
     JudgeOutcome,
     LayerName,
-    LayerReport,
+    LayerPayload,
+    LayerResult,
     LayerStatus,
     Neighbour,
     OnlineResult,
@@ -60,6 +62,7 @@ from arbiter.contract.scores import Band, Evidence, ModelCalls, Score, ScorerKin
 
 __all__ = [
     "DIMENSIONS",
+    "ONLINE_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "Band",
     "Callout",
@@ -91,7 +94,8 @@ __all__ = [
     "LabelMetrics",
     "LatencySummary",
     "LayerName",
-    "LayerReport",
+    "LayerPayload",
+    "LayerResult",
     "LayerStatus",
     "ModelCalls",
     "Neighbour",

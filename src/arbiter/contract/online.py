@@ -1,14 +1,26 @@
-"""Shapes of the online pipeline: what each layer reports and what the caller gets."""
+"""Shapes of the online pipeline: what each layer reports and what the caller gets.
+
+``OnlineResult.layers`` maps each layer's name to a ``LayerResult``: its status and
+latency, and its payload (the built-in layers' shapes are below; a layer of one's own
+brings its own model, or a plain dict). Version 1 of the result held the built-in
+payloads in one field per layer; it is still read, and converted.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
-
-from arbiter.contract.common import SCHEMA_VERSION
+from pydantic import (
+    BaseModel,
+    Field,
+    PlainValidator,
+    SerializeAsAny,
+    model_validator,
+)
 
 __all__ = [
+    "ONLINE_SCHEMA_VERSION",
     "ConsistencyResult",
     "DisagreementResult",
     "GroundingResult",
@@ -17,28 +29,53 @@ __all__ = [
     "JudgeAttempt",
     "JudgeOutcome",
     "LayerName",
-    "LayerReport",
+    "LayerPayload",
+    "LayerResult",
     "LayerStatus",
     "Neighbour",
     "OnlineResult",
 ]
 
+ONLINE_SCHEMA_VERSION = 2
+"""Version of ``OnlineResult``: 2 since the layers' payloads moved into ``layers``."""
+
 LayerName = Literal["heuristics", "grounding", "disagreement", "consistency", "judge"]
+"""Names of the built-in layers (a pipeline may hold others)."""
 LayerStatus = Literal["ran", "not_configured", "not_escalated", "abstained", "error"]
 
+LayerPayload = BaseModel | dict[str, Any]
+"""What a layer found: a Pydantic model (read back from JSON as a dict, unless it is
+a built-in layer's) or a JSON-ready dict."""
 
-class LayerReport(BaseModel):
-    """What happened to one layer for one item."""
+P = TypeVar("P", bound=BaseModel)
+
+
+def _payload(value: object) -> object:
+    # A plain check instead of a validated union: the union would turn a dict into a bare
+    # BaseModel, and costs twice as much on the hot path.
+    if value is None or isinstance(value, BaseModel | dict):
+        return value
+    raise ValueError(
+        f"a layer's payload must be a model, a dict or null, not {type(value).__name__}"
+    )
+
+
+class LayerResult(BaseModel):
+    """What happened to one layer for one item, and what it found."""
 
     status: LayerStatus
     """ran; not_configured (its dependency was not given); not_escalated (the item was not
-    escalated); abstained (silenced by the budget's cut-off); error (it raised)."""
+    escalated); abstained (cut off by the budget, or nothing to judge); error (it raised)."""
     reason: str | None = None
-    """Why it did not run, or the error, one line."""
+    """Why it did not run, the error, or a note of a run (a truncated text), one line."""
     latency_ms: float = 0.0
     """Time the layer took (0 when it did not run)."""
     cut_off: bool = False
     """Abstained because the escalation budget ran out (not for a reason of its own)."""
+    payload: Annotated[
+        SerializeAsAny[BaseModel] | dict[str, Any] | None, PlainValidator(_payload)
+    ] = None
+    """What the layer found; None unless it ran."""
 
 
 class HeuristicFinding(BaseModel):
@@ -135,31 +172,32 @@ class JudgeOutcome(BaseModel):
     """Every judge tried, in order."""
 
 
+_BUILT_IN_PAYLOADS: dict[str, type[BaseModel]] = {
+    "heuristics": HeuristicResult,
+    "grounding": GroundingResult,
+    "disagreement": DisagreementResult,
+    "consistency": ConsistencyResult,
+    "judge": JudgeOutcome,
+}
+"""The built-in layers' payload shapes: a payload read back as a dict becomes one."""
+_VERSION_1_FIELDS = frozenset(_BUILT_IN_PAYLOADS)
+
+
 class OnlineResult(BaseModel):
     """Everything the pipeline found about one prediction. Never raised, always returned."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = ONLINE_SCHEMA_VERSION
     """Version of this shape."""
     prediction_id: str
     """The prediction's id (or a content hash when it had none)."""
     label: str | None
     """The prediction's label, if it had a usable one."""
-    heuristics: HeuristicResult | None = None
-    """Layer 1 (always runs unless the prediction could not be read)."""
-    grounding: GroundingResult | None = None
-    """Layer 1b (always runs when free-text fields are configured)."""
-    disagreement: DisagreementResult | None = None
-    """Layer 2, when escalated and configured."""
-    consistency: ConsistencyResult | None = None
-    """Layer 3, when escalated and configured."""
-    judge: JudgeOutcome | None = None
-    """Layer 4, when escalated and configured."""
     escalated: bool = False
     """Whether the expensive layers were called for."""
     escalation_reasons: list[str] = Field(default_factory=list)
     """Why: heuristic flags, grounding flags, anomalous, sampled."""
-    layers: dict[str, LayerReport] = Field(default_factory=dict)
-    """Per layer: ran or why not, and its latency."""
+    layers: dict[str, LayerResult] = Field(default_factory=dict)
+    """Per layer, in pipeline order: ran or why not, its latency and its payload."""
     errors: list[str] = Field(default_factory=list)
     """Every failure inside the pipeline, recorded instead of raised."""
     total_ms: float = 0.0
@@ -167,13 +205,90 @@ class OnlineResult(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything the caller attached."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, data: Any) -> Any:
+        """Version 1 into this shape, and built-in payloads read as dicts into their models.
+
+        Version 1 (and keyword arguments of its fields) held one field per built-in layer.
+        One validator for both, cheap when there is nothing to do: the pipeline builds a
+        result per item.
+        """
+        if type(data) is not dict:
+            return data
+        if not _VERSION_1_FIELDS.isdisjoint(data):
+            data = _from_version_1(data)
+        layers = data.get("layers")
+        if type(layers) is dict:
+            for report in layers.values():
+                if type(report) is dict:
+                    return {**data, "layers": _typed_payloads(layers)}
+        return data
+
+    def payload(self, name: str, kind: type[P]) -> P | None:
+        """The payload of layer ``name`` as a ``kind``, or None when it has none.
+
+        A payload read back from JSON as a dict (a layer of one's own) is validated
+        into ``kind``.
+
+        Raises:
+            TypeError: The payload is a model of another type.
+            pydantic.ValidationError: The dict is not a ``kind``.
+
+        Examples:
+            >>> OnlineResult(prediction_id="p", label=None).payload("judge", JudgeOutcome)
+        """
+        report = self.layers.get(name)
+        value = None if report is None else report.payload
+        if value is None:
+            return None
+        if isinstance(value, kind):
+            return value
+        if isinstance(value, dict):
+            return kind.model_validate(value)
+        raise TypeError(f"layer {name!r} holds a {type(value).__name__}, not a {kind.__name__}")
+
+    @property
+    def heuristics(self) -> HeuristicResult | None:
+        """The heuristics layer's payload (it ran unless the prediction was unreadable)."""
+        return self.payload("heuristics", HeuristicResult)
+
+    @property
+    def grounding(self) -> GroundingResult | None:
+        """The grounding layer's payload, when it is configured and ran."""
+        return self.payload("grounding", GroundingResult)
+
+    @property
+    def disagreement(self) -> DisagreementResult | None:
+        """The disagreement layer's payload, when escalated, configured and it ran."""
+        return self.payload("disagreement", DisagreementResult)
+
+    @property
+    def consistency(self) -> ConsistencyResult | None:
+        """The consistency layer's payload, when escalated, configured and it ran."""
+        return self.payload("consistency", ConsistencyResult)
+
+    @property
+    def judge(self) -> JudgeOutcome | None:
+        """The judge chain's outcome, when escalated, configured and it ran."""
+        return self.payload("judge", JudgeOutcome)
+
     @property
     def flagged(self) -> bool:
-        """Whether the free layers (heuristics, grounding) flagged the item."""
-        return bool(
-            (self.heuristics is not None and self.heuristics.flagged)
-            or (self.grounding is not None and self.grounding.flagged)
-        )
+        """Whether a free layer flagged the item: a payload says ``flagged`` (heuristics,
+        grounding, or a layer of one's own with such a field)."""
+        for report in self.layers.values():
+            payload = report.payload
+            if payload is None:
+                continue
+            found = (
+                payload.get("flagged")
+                if isinstance(payload, dict)
+                else getattr(payload, "flagged", None)
+            )
+            if found is True:
+                return True
+        return False
 
     def error_kinds(self) -> list[str]:
         """What went wrong with the item, as short kinds (empty when nothing did).
@@ -196,3 +311,37 @@ class OnlineResult(BaseModel):
             if report.status == "error" and not any(k.startswith(name) for k in kinds):
                 kinds[name] = None
         return list(kinds)
+
+
+def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Move version 1's per-layer fields into ``layers`` (unless this is a later version)."""
+    version = data.get("schema_version")
+    if isinstance(version, int) and version >= 2:
+        return data
+    data = dict(data)
+    layers: dict[str, Any] = dict(data.get("layers") or {})
+    for name in _BUILT_IN_PAYLOADS:
+        payload = data.pop(name, None)
+        if payload is None:
+            continue
+        report = layers.get(name)
+        if isinstance(report, LayerResult):
+            layers[name] = report.model_copy(update={"payload": payload})
+        elif isinstance(report, Mapping):
+            layers[name] = {**report, "payload": payload}
+        else:
+            layers[name] = {"status": "ran", "payload": payload}
+    data["layers"] = layers
+    data["schema_version"] = ONLINE_SCHEMA_VERSION
+    return data
+
+
+def _typed_payloads(layers: dict[str, Any]) -> dict[str, Any]:
+    """Each built-in layer's payload given as a dict, validated into its model."""
+    typed: dict[str, Any] = {}
+    for name, report in layers.items():
+        kind = _BUILT_IN_PAYLOADS.get(name)
+        if kind is not None and type(report) is dict and type(report.get("payload")) is dict:
+            report = {**report, "payload": kind.model_validate(report["payload"])}
+        typed[name] = report
+    return typed

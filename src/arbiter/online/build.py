@@ -10,7 +10,7 @@ settings' retries and concurrency limit, and ``OnlinePipeline.aclose`` closes th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from arbiter.config import Settings
@@ -20,6 +20,7 @@ from arbiter.online.config import EmbedderConfig, OnlineConfig, StoreConfig
 from arbiter.online.consistency import ConsistencyCheck
 from arbiter.online.grounding import PolicyCheck
 from arbiter.online.judge_chain import CircuitBreaker, Judge, JudgeChain
+from arbiter.online.layer import Layer
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import RuleSet
 from arbiter.telemetry import Telemetry
@@ -87,6 +88,7 @@ def build_pipeline(
     telemetry: Telemetry | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     registries: Registries | None = None,
+    layers: Sequence[Layer] = (),
 ) -> OnlinePipeline:
     """Build the pipeline a config describes; only the configured layers are built.
 
@@ -98,6 +100,7 @@ def build_pipeline(
         transport: An httpx transport for every provider, embedder and Upstash call
             (tests); systems under test take theirs from their description.
         registries: Where providers, embedders and stores are looked up by name.
+        layers: Layers of one's own, after the built-in ones (see ``OnlinePipeline``).
 
     Returns:
         A ready pipeline.
@@ -155,6 +158,7 @@ def build_pipeline(
         disagreement_timeout=config.disagreement.timeout if config.disagreement else 10.0,
         consistency=consistency,
         judge_chain=_judge_chain(config, rules, builder, telemetry),
+        layers=layers,
         anomalous=config.anomalous,
         sample_rate=config.sample_rate,
         seed=config.seed,

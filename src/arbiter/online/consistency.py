@@ -6,6 +6,7 @@ or above the similarity threshold. The threshold is applied here, on the cosine 
 every store reports, never sent to the store. With ``upsert=True`` the scored item is
 stored afterwards (id: the prediction's id, metadata: its label), so later items are
 compared with it; it is queried first, so it never counts as its own neighbour.
+``ConsistencyLayer`` runs it in the pipeline for escalated items.
 """
 
 from __future__ import annotations
@@ -18,9 +19,17 @@ from dataclasses import dataclass
 
 from arbiter.contract import ConsistencyResult, Neighbour, Prediction
 from arbiter.errors import InputError, InvalidResponse
+from arbiter.online.layer import LayerContext, NotRun
+from arbiter.online.reading import Item
 from arbiter.vectors.base import Embedder, Match, VectorItem, VectorStore
 
-__all__ = ["ConsistencyCheck", "canonical_text", "field_text", "score_consistency"]
+__all__ = [
+    "ConsistencyCheck",
+    "ConsistencyLayer",
+    "canonical_text",
+    "field_text",
+    "score_consistency",
+]
 
 
 def canonical_text(prediction: Prediction) -> str:
@@ -157,3 +166,35 @@ class ConsistencyCheck:
     """Store each scored item for later ones."""
     text_field: str | None = None
     """Embed this ``raw_output`` text field; None embeds ``raw_output`` as canonical JSON."""
+
+
+class ConsistencyLayer:
+    """Consistency as an expensive layer: the item against its nearest past items.
+
+    Args:
+        check: The embedder, store and settings.
+    """
+
+    name = "consistency"
+    expensive = True
+    budget_floor = None
+
+    def __init__(self, check: ConsistencyCheck) -> None:
+        self.check = check
+        self._text_of = field_text(check.text_field) if check.text_field else None
+
+    async def run(self, item: Item, context: LayerContext) -> ConsistencyResult:
+        """The neighbours and whether the label agrees with theirs."""
+        if item.typed is None:
+            raise NotRun("the prediction is unreadable", status="error")
+        check = self.check
+        return await score_consistency(
+            item.typed,
+            embedder=check.embedder,
+            store=check.store,
+            namespace=check.namespace,
+            threshold=check.threshold,
+            top_k=check.top_k,
+            text_of=self._text_of,
+            upsert=check.upsert,
+        )

@@ -3,6 +3,7 @@
 Each system is asked concurrently and bounded by the same timeout, so the layer costs
 about as long as its slowest answer. A system that fails is kept in
 ``errors_by_provider``, never dropped: an error makes agreement unknowable, not true.
+``DisagreementLayer`` runs it in the pipeline for escalated items.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from arbiter.contract import DisagreementResult, Prediction
+from arbiter.online.layer import LayerContext, NotRun
+from arbiter.online.reading import Item
 from arbiter.systems.base import SystemUnderTest
 
-__all__ = ["score_disagreement"]
+__all__ = ["DisagreementLayer", "score_disagreement"]
 
 _MAX_ERROR_CHARS = 300
 
@@ -72,6 +75,45 @@ async def score_disagreement(
         errors_by_provider=errors,
         agreed=_agreement(labels, failed=bool(errors)),
     )
+
+
+class DisagreementLayer:
+    """Disagreement as an expensive layer: the item's input replayed to every system.
+
+    The input is the caller's ``input=``, else the prediction's ``metadata.input``; with
+    neither the layer abstains. Each failed system is an error line
+    (``disagreement: <system>: ...``).
+
+    Args:
+        systems: The systems to compare, by name.
+        timeout: Seconds each system may take.
+    """
+
+    name = "disagreement"
+    expensive = True
+
+    def __init__(self, systems: Mapping[str, SystemUnderTest], *, timeout: float = 10.0) -> None:
+        self.systems = dict(systems)
+        self.timeout = timeout
+
+    @property
+    def budget_floor(self) -> tuple[float, str]:
+        """Each system's timeout: the budget must outlast it."""
+        return self.timeout, "the disagreement timeout"
+
+    async def run(self, item: Item, context: LayerContext) -> DisagreementResult:
+        """The labels of the systems and whether they agree."""
+        replay = context.input
+        if replay is None:
+            metadata = item.doc.get("metadata")
+            found = metadata.get("input") if isinstance(metadata, Mapping) else None
+            replay = found if isinstance(found, Mapping) else None
+        if replay is None:
+            raise NotRun("no input to replay: pass input= or set metadata.input")
+        result = await score_disagreement(replay, self.systems, timeout=self.timeout)
+        for name, line in result.errors_by_provider.items():
+            context.error(f"{name}: {line}")
+        return result
 
 
 def _agreement(labels: Mapping[str, str], *, failed: bool) -> bool | None:

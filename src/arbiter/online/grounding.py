@@ -15,11 +15,13 @@ Stages 1-2 are pure and cheap; both normalise claims and references before compa
 them (Unicode hyphens folded to ``-``, case and whitespace folded, a trailing
 " Section N" stripped), the two mismatches that made verbatim comparison useless.
 The scanned text is capped (``max_scan_chars``) so a 5 MB narrative costs no more
-than the cap; the cut is reported through ``notes``.
+than the cap; the cut is reported through ``notes``. ``GroundingLayer`` runs the stages
+in the pipeline, on every item.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.contract import GroundingResult
+from arbiter.online.layer import LayerContext
+from arbiter.online.reading import Item, describe_error
 from arbiter.online.rules import MISSING, Condition, compile_path
 from arbiter.vectors.base import Embedder, VectorStore
 
@@ -36,6 +40,7 @@ __all__ = [
     "DEFAULT_CITATION_PATTERNS",
     "DEFAULT_KEYWORDS",
     "GroundingConfig",
+    "GroundingLayer",
     "PolicyCheck",
     "check_grounding",
     "check_grounding_stage3",
@@ -379,3 +384,64 @@ class PolicyCheck:
     """Best similarity under which the text is flagged."""
     timeout_s: float = 5.0
     """Seconds stage 3 may take before it is given up."""
+
+
+class GroundingLayer:
+    """Grounding as a free layer: stages 1-2 on every item, stage 3 when it has claims.
+
+    Stage 3 is bounded by its own timeout; when it fails, stages 1-2 stand, the failure
+    is an error line (``grounding stage 3: ...``) and the layer still ran.
+
+    Args:
+        config: Stages 1-2.
+        policy: Stage 3; None: stages 1-2 only.
+    """
+
+    name = "grounding"
+    expensive = False
+    budget_floor = None
+
+    def __init__(self, config: GroundingConfig, policy: PolicyCheck | None = None) -> None:
+        self.config = config
+        self.policy = policy
+
+    async def run(self, item: Item, context: LayerContext) -> GroundingResult:
+        """The claims found and which are ungrounded; flags the item when some are."""
+        result = check_grounding(item.doc, self.config, notes=context.notes)
+        if self.policy is not None and (result.claims or result.keywords):
+            result = await self._stage3(result, grounding_text(item.doc, self.config), context)
+        if result.flagged:
+            context.flag(_why_flagged(result))
+        return result
+
+    async def _stage3(
+        self, result: GroundingResult, text: str, context: LayerContext
+    ) -> GroundingResult:
+        policy = self.policy
+        assert policy is not None
+        try:
+            async with asyncio.timeout(policy.timeout_s):
+                return await check_grounding_stage3(
+                    result,
+                    text,
+                    embedder=policy.embedder,
+                    store=policy.store,
+                    namespace=policy.namespace,
+                    threshold=policy.threshold,
+                )
+        except TimeoutError:
+            failure = f"no answer within {policy.timeout_s:g}s"
+        except Exception as exc:
+            failure = describe_error(exc)
+        context.error(failure, part="stage 3")
+        context.note(f"stage 3: {failure}")
+        return result
+
+
+def _why_flagged(result: GroundingResult) -> str:
+    if result.ungrounded:
+        shown = ", ".join(result.ungrounded[:5])
+        more = len(result.ungrounded) - 5
+        return f"ungrounded {shown}" + (f" (+{more})" if more > 0 else "")
+    best = result.best_policy_similarity
+    return f"best policy similarity {'none' if best is None else f'{best:.2f}'} under threshold"

@@ -4,7 +4,7 @@ The rules are data (``arbiter.online.rules``); this module compiles them once in
 plain closures with their field paths resolved, so checking an item costs a few
 dictionary look-ups per rule. ``check_heuristics`` is pure and never raises for a
 malformed prediction: a field that is absent or of the wrong type is what the rules
-report, not an error.
+report, not an error. ``HeuristicsLayer`` runs them in the pipeline, on every item.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from arbiter.contract import HeuristicFinding, HeuristicResult
+from arbiter.online.layer import LayerContext
+from arbiter.online.reading import Item
 from arbiter.online.rules import (
     MISSING,
     ConfidenceBelow,
@@ -25,7 +27,7 @@ from arbiter.online.rules import (
     compile_path,
 )
 
-__all__ = ["CompiledRules", "check_heuristics", "compile_rules"]
+__all__ = ["CompiledRules", "HeuristicsLayer", "check_heuristics", "compile_rules"]
 
 Check = Callable[[Any], HeuristicFinding | None]
 """A compiled rule: the finding when it fires on a prediction dict, else None."""
@@ -87,6 +89,28 @@ def check_heuristics(
     """
     compiled = rules if isinstance(rules, CompiledRules) else compile_rules(rules)
     return compiled.check(prediction)
+
+
+class HeuristicsLayer:
+    """The rules as a free layer: checked on every item; a finding escalates it.
+
+    Args:
+        rules: The rules, compiled or as a set (compiled once here).
+    """
+
+    name = "heuristics"
+    expensive = False
+    budget_floor = None
+
+    def __init__(self, rules: CompiledRules | RuleSet) -> None:
+        self.rules = rules if isinstance(rules, CompiledRules) else compile_rules(rules)
+
+    async def run(self, item: Item, context: LayerContext) -> HeuristicResult:
+        """The findings; flags the item with the names of the rules that fired."""
+        result = self.rules.check(item.doc)
+        if result.flagged:
+            context.flag(", ".join(finding.rule for finding in result.findings))
+        return result
 
 
 def _compile(rule: Rule) -> Check:

@@ -6,7 +6,8 @@ the vocabulary. Each judge is bounded by its own timeout and guarded by a
 ``CircuitBreaker``: after repeated failures it is skipped without being called until a
 cooldown has passed. When every judge fails or is skipped, the outcome says so
 (source ``heuristics_fallback``, no label) instead of raising, and ``JudgeMetrics``
-counts how often a real judge answered.
+counts how often a real judge answered. ``JudgeLayer`` runs the chain in the pipeline
+for escalated items.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from arbiter.contract import JudgeAttempt, JudgeOutcome, Prediction
+from arbiter.online.layer import LayerContext, NotRun
+from arbiter.online.reading import Item
 from arbiter.params import check_number, invalid
 from arbiter.stats import wilson_interval
+from arbiter.telemetry import Telemetry
 
 __all__ = [
     "FALLBACK_SOURCE",
@@ -28,6 +32,7 @@ __all__ = [
     "CircuitBreaker",
     "Judge",
     "JudgeChain",
+    "JudgeLayer",
     "JudgeMetrics",
 ]
 
@@ -289,6 +294,44 @@ class JudgeChain:
 
     def _resolved(self, outcome: JudgeOutcome) -> JudgeOutcome:
         _count(self._by_source, outcome.source)
+        return outcome
+
+
+class JudgeLayer:
+    """The judge chain as an expensive layer.
+
+    Each failed attempt is an error line (``judge: <judge>: ...``) and, when tracing, an
+    ``arbiter.judge.attempt_failed`` event on the layer's span; the resolving source is
+    counted in the ``arbiter.judge.outcome`` metric.
+
+    Args:
+        chain: The judges in order.
+    """
+
+    name = "judge"
+    expensive = True
+
+    def __init__(self, chain: JudgeChain) -> None:
+        self.chain = chain
+
+    @property
+    def budget_floor(self) -> tuple[float, str] | None:
+        """The longest judge timeout (None without judges): the budget must outlast it."""
+        longest = self.chain.longest_timeout
+        return (longest, "the longest judge timeout") if longest > 0 else None
+
+    async def run(self, item: Item, context: LayerContext) -> JudgeOutcome:
+        """The chain's outcome for the item."""
+        if item.typed is None:
+            raise NotRun("the prediction is unreadable", status="error")
+        outcome = await self.chain.judge(item.typed, context=context.extra_context)
+        for attempt in outcome.attempts:
+            if attempt.outcome == "failed":
+                context.error(f"{attempt.source}: {attempt.error}")
+            if attempt.outcome != "ok" and context.span is not None:
+                attributes = {"judge": attempt.source, "outcome": attempt.outcome}
+                Telemetry.event(context.span, "arbiter.judge.attempt_failed", attributes)
+        context.telemetry.record_judge(outcome.source)
         return outcome
 
 

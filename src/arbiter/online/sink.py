@@ -254,8 +254,11 @@ class BatchSummary:
         )
 
 
-_LAYER_ORDER = ("heuristics", "grounding", "disagreement", "consistency", "judge", "total")
+_LAYER_ORDER = ("heuristics", "grounding", "disagreement", "consistency", "judge")
 
 
 def _layer_order(name: str) -> tuple[int, str]:
-    return (_LAYER_ORDER.index(name) if name in _LAYER_ORDER else len(_LAYER_ORDER) - 1, name)
+    """Built-in layers in pipeline order, then other layers by name, then ``total``."""
+    if name == "total":
+        return len(_LAYER_ORDER) + 1, name
+    return (_LAYER_ORDER.index(name) if name in _LAYER_ORDER else len(_LAYER_ORDER), name)
