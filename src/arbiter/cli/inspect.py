@@ -27,6 +27,12 @@ class ReportFormat(StrEnum):
     json = "json"
     markdown = "markdown"
     junit = "junit"
+    csv = "csv"
+    html = "html"
+
+
+FAILURES_SHOWN = 20
+"""Examples ``arbiter report --failures`` lists unless ``--limit`` says otherwise."""
 
 
 def write_output(path: Path, text: str) -> None:
@@ -108,15 +114,49 @@ def report(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
     ] = None,
+    failures: Annotated[
+        bool,
+        typer.Option(
+            "--failures",
+            help="List the examples not passed by every scorer, worst first, with each "
+            "scorer's explanation and evidence (csv, html: only their pairs).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help=f"Examples --failures lists [default: {FAILURES_SHOWN}; csv and html: all]; "
+            "0: all.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
-    """Show the report of a stored run (or jury run): text, JSON, markdown or JUnit XML."""
-    from arbiter.errors import StoreError
+    """Show the report of a stored run (or jury run): text, JSON, markdown, JUnit XML, CSV
+    or a self-contained HTML page."""
+    from arbiter.errors import InputError, StoreError
 
+    if as_json:
+        format = ReportFormat.json
+    if failures and format is ReportFormat.junit:
+        raise InputError(
+            "--failures lists examples: use --format text, json, markdown, csv or html"
+        )
     store = open_store()
     try:
         try:
             stored = _load(store, run_id)
         except StoreError as missing:
+            if failures:
+                from arbiter.store.jury_repository import get_jury_run
+
+                try:
+                    get_jury_run(store, run_id)
+                except StoreError:
+                    raise missing from None
+                raise InputError(
+                    f"run {run_id} is a jury run: --failures is for offline runs"
+                ) from None
             text = _jury_report(store, run_id, format)
             if text is None:
                 raise missing from None
@@ -124,30 +164,85 @@ def report(
             return
     finally:
         store.close()
+    if failures:
+        _emit_failures(stored, format, limit, output)
+        return
     if format is ReportFormat.text and output is None:
         from arbiter.cli.render_run import report_renderable
 
-        out_console().print(report_renderable(stored.report))
+        out_console().print(report_renderable(stored.report, stored.results))
         return
+    _emit(_report_text(stored, format), output)
+
+
+def _report_text(stored: StoredRun, format: ReportFormat) -> str:
+    """The whole report of an offline run in ``format``, as text to print or write."""
+    report, examples, results = stored.report, stored.examples, stored.results
     if format is ReportFormat.junit:
         from arbiter.harness.formats import report_junit
 
-        text = report_junit(stored.report, stored.examples, stored.results)
-    elif format is ReportFormat.markdown:
+        return report_junit(report, examples, results)
+    if format is ReportFormat.markdown:
         from arbiter.harness.formats import report_markdown
 
-        text = report_markdown(stored.report)
+        return report_markdown(report, examples, results)
+    if format is ReportFormat.json:
+        return report.model_dump_json(indent=2) + "\n"
+    if format is ReportFormat.csv:
+        from arbiter.harness.csv_report import report_csv
+
+        return report_csv(report, examples, results)
+    if format is ReportFormat.html:
+        from arbiter.harness.html_report import report_html
+
+        return report_html(report, examples, results)
+    from arbiter.cli.render_run import report_renderable
+
+    return _plain(report_renderable(report, results))
+
+
+def _plain(renderable: object) -> str:
+    """A renderable as plain text, 120 columns wide, for a file."""
+    from rich.console import Console
+
+    plain = Console(width=120, no_color=True, force_terminal=False, highlight=False)
+    with plain.capture() as capture:
+        plain.print(renderable)
+    return capture.get()
+
+
+def _emit_failures(
+    stored: StoredRun, format: ReportFormat, limit: int | None, output: Path | None
+) -> None:
+    """Print or write the examples not passed by every scorer, in ``format``."""
+    from arbiter.harness.failures import find_failures
+
+    export = format in (ReportFormat.csv, ReportFormat.html)
+    shown = limit if limit is not None else (0 if export else FAILURES_SHOWN)
+    found = find_failures(stored.report, stored.examples, stored.results, limit=shown or None)
+    report, examples, results = stored.report, stored.examples, stored.results
+    only = {e.example_id for e in found.examples}
+    if format is ReportFormat.csv:
+        from arbiter.harness.csv_report import report_csv
+
+        text = report_csv(report, examples, results, only=only)
+    elif format is ReportFormat.html:
+        from arbiter.harness.html_report import report_html
+
+        text = report_html(report, examples, results, only=only)
     elif format is ReportFormat.json:
-        text = stored.report.model_dump_json(indent=2) + "\n"
+        text = found.model_dump_json(indent=2) + "\n"
+    elif format is ReportFormat.markdown:
+        from arbiter.harness.formats import failures_markdown
+
+        text = failures_markdown(found)
     else:
-        from rich.console import Console
+        from arbiter.cli.render_failures import failures_renderable
 
-        from arbiter.cli.render_run import report_renderable
-
-        plain = Console(width=120, no_color=True, force_terminal=False, highlight=False)
-        with plain.capture() as capture:
-            plain.print(report_renderable(stored.report))
-        text = capture.get()
+        if output is None:
+            out_console().print(failures_renderable(found))
+            return
+        text = _plain(failures_renderable(found))
     _emit(text, output)
 
 

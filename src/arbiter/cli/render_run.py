@@ -6,16 +6,16 @@ made inert with :func:`arbiter.escape.terminal` and never parsed as Rich markup.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from arbiter import escape
-from arbiter.contract import ClassificationMetrics, Report
+from arbiter.contract import ClassificationMetrics, PairResult, Report
 from arbiter.harness.diff import RunDiff
-from arbiter.harness.formats import headline
+from arbiter.harness.figures import binary_valued, headline, label_only, scorer_figures
 from arbiter.harness.gate import GateResult
 
 __all__ = ["render_diff", "render_gate", "report_renderable"]
@@ -47,8 +47,8 @@ def _label_table(title: str, metrics: ClassificationMetrics) -> Table:
     return table
 
 
-def _confusion_table(metrics: ClassificationMetrics) -> Table:
-    table = Table(title="confusion", title_justify="left")
+def _confusion_table(metrics: ClassificationMetrics, title: str = "confusion") -> Table:
+    table = Table(title=title, title_justify="left")
     table.add_column("expected \\ predicted")
     for label in metrics.labels:
         table.add_column(_t(label), justify="right")
@@ -57,8 +57,63 @@ def _confusion_table(metrics: ClassificationMetrics) -> Table:
     return table
 
 
-def report_renderable(report: Report) -> RenderableType:
-    """A rich renderable of the whole report, for the terminal."""
+def _scorer_table(report: Report, binary: set[str] | None) -> Table:
+    figures = scorer_figures(report, binary=binary)
+    table = Table(title="per scorer", title_justify="left")
+    columns = ["scorer", "gates", "pass rate", "95% CI", "n", "pass", "fail", "abstain", "error"]
+    show_value = any(f.value for f in figures)
+    show_model = any(f.model for f in figures)
+    columns += [*(["mean value  [95% CI]"] if show_value else []), f"pass^{report.k}"]
+    columns += ["model calls"] if show_model else []
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("scorer", "gates") else "right")
+    for f in figures:
+        cells: list[RenderableType] = [
+            _t(f.name),
+            "yes" if f.gating else "no",
+            f.pass_rate,
+            f.interval,
+            str(f.n),
+            str(f.passed),
+            Text(str(f.failed), style="red" if f.failed else ""),
+            Text(str(f.abstained), style="yellow" if f.abstained else ""),
+            Text(str(f.errored), style="red" if f.errored else ""),
+        ]
+        cells += [f.value] if show_value else []
+        cells.append(f.pass_k)
+        cells += [f.model] if show_model else []
+        table.add_row(*cells)
+    return table
+
+
+def _label_sections(report: Report) -> list[RenderableType]:
+    """Per-label and confusion tables of each scorer that reads categories."""
+    parts: list[RenderableType] = []
+    only = label_only(report)
+    for name, section in report.sections.items():
+        metrics = section.mapped or section.classification
+        if metrics is None:
+            continue
+        prefix = "" if only else f"{escape.terminal(name, single_line=True)}: "
+        mapped = " (mapped)" if section.mapped is not None else ""
+        parts.append(_label_table(f"{prefix}per label{mapped}", metrics))
+        parts.append(_confusion_table(metrics, f"{prefix}confusion"))
+    if not report.sections and report.primary is not None:  # a report made before sections
+        title = "per label (mapped)" if report.mapped else "per label"
+        parts += [_label_table(title, report.primary), _confusion_table(report.primary)]
+    return parts
+
+
+def report_renderable(
+    report: Report, results: Sequence[PairResult] | None = None
+) -> RenderableType:
+    """A rich renderable of the whole report, for the terminal.
+
+    Args:
+        report: The report.
+        results: The run's pair results, when at hand: a scorer whose values are all
+            0 / 1 then shows no mean value (it is its pass rate).
+    """
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -80,14 +135,13 @@ def report_renderable(report: Report) -> RenderableType:
     for name, value in headline(report):
         head.add_row(name, _t(value))
     parts: list[RenderableType] = [head, Text("")]
-    primary = report.primary
-    if primary is not None:
-        title = "per label (mapped)" if report.mapped else "per label"
-        parts.append(_label_table(title, primary))
-        parts.append(_confusion_table(primary))
+    if not label_only(report) and report.sections:
+        parts.append(_scorer_table(report, binary_valued(results) if results else None))
+    parts += _label_sections(report)
     if report.cohorts:
         cohorts = Table(title="per cohort", title_justify="left")
-        for column in ("cohort", "n", "accuracy", "95% CI", f"pass^{report.k}"):
+        rate = "accuracy" if label_only(report) else "pass rate"
+        for column in ("cohort", "n", rate, "95% CI", f"pass^{report.k}"):
             cohorts.add_column(column, justify="left" if column == "cohort" else "right")
         for name, c in report.cohorts.items():
             cohorts.add_row(
@@ -98,13 +152,14 @@ def report_renderable(report: Report) -> RenderableType:
                 _pct(c.pass_k),
             )
         parts.append(cohorts)
-    parts.append(
-        Text(
-            "Intervals are 95%: Wilson for accuracy, a bootstrap over examples "
-            f"(seed {report.seed}) for pass^k and pass@1.",
-            style="dim",
-        )
+    footnote = (
+        "Intervals are 95%: Wilson for accuracy, a bootstrap over examples "
+        f"(seed {report.seed}) for pass^k and pass@1."
+        if label_only(report)
+        else "Intervals are 95%: Wilson for pass rates, a bootstrap over examples "
+        f"(seed {report.seed}) for pass^k, pass@1 and mean values."
     )
+    parts.append(Text(footnote, style="dim"))
     return Group(*parts)
 
 

@@ -7,63 +7,122 @@ Markdown table or inject a link, and an error message cannot make the XML invali
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from xml.etree import ElementTree as ET
 
 from arbiter import escape
-from arbiter.contract import Example, Interval, PairResult, Report
+from arbiter.contract import ClassificationMetrics, Example, Interval, PairResult, Report, Score
+from arbiter.harness.failures import FailingExample, Failures, find_failures
+from arbiter.harness.figures import binary_valued, headline, label_only, pct, scorer_figures
+from arbiter.harness.pairs import reason_of
 
-__all__ = ["headline", "report_junit", "report_markdown"]
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
+__all__ = ["failures_markdown", "report_junit", "report_markdown"]
 
 
 def _ci(interval: Interval) -> str:
-    return f"{_pct(interval.estimate)}  [{_pct(interval.low)}, {_pct(interval.high)}]"
+    return f"{pct(interval.estimate)}  [{pct(interval.low)}, {pct(interval.high)}]"
 
 
-def headline(report: Report) -> list[tuple[str, str]]:
-    """The report's headline figures as (name, value) rows; escape them where they land."""
-    if report.strict is not None:
-        rows = [("accuracy (strict)", f"{_ci(report.strict.accuracy)}  n={report.strict.n}")]
-        if report.mapped is not None:
-            rows.append(
-                ("accuracy (mapped)", f"{_ci(report.mapped.accuracy)}  n={report.mapped.n}")
-            )
-    else:
-        rows = [("pass rate", f"{_ci(report.accuracy)}  n={report.accuracy.n}")]
-    if report.undecided:
-        rows.append(("undecided pairs", f"{report.undecided} (every gating scorer abstained)"))
-    rows += [
-        (f"pass^{report.k}", f"{_ci(report.pass_hat_k)}  over {report.pass_hat_k.n} examples"),
-        ("mean pass@1", f"{_ci(report.pass_at_1)}"),
-        (
-            "errors",
-            f"{_pct(report.error_rate)}"
-            + (
-                "  " + ", ".join(f"{k}={v}" for k, v in report.errors_by_type.items())
-                if report.errors_by_type
-                else ""
-            ),
-        ),
-    ]
-    if report.latency is not None:
-        lat = report.latency
-        rows.append(
-            (
-                "latency",
-                f"p50 {lat.p50_ms:.1f} ms · p95 {lat.p95_ms:.1f} ms · p99 {lat.p99_ms:.1f} ms",
-            )
+WORST_EXAMPLES = 10
+"""Examples the markdown report's "worst examples" section lists."""
+
+
+def _label_rows(metrics: ClassificationMetrics) -> list[str]:
+    md = escape.markdown
+    lines = ["| label | precision | recall | f1 | support |", "|---|---:|---:|---:|---:|"]
+    for name, m in [
+        *metrics.per_label.items(),
+        ("macro avg", metrics.macro),
+        ("micro avg", metrics.micro),
+        ("weighted avg", metrics.weighted),
+    ]:
+        lines.append(
+            f"| {md(name, limit=200)} | {m.precision:.3f} | {m.recall:.3f} | {m.f1:.3f} "
+            f"| {m.support} |"
         )
-    if report.examples_per_second is not None:
-        rows.append(("throughput", f"{report.examples_per_second:,.1f} pairs/s"))
-    return rows
+    return lines
 
 
-def report_markdown(report: Report) -> str:
-    """The report as GitHub-flavoured markdown, for a CI step summary."""
+def _scorer_rows(report: Report, results: Sequence[PairResult]) -> list[str]:
+    md = escape.markdown
+    figures = scorer_figures(report, binary=binary_valued(results) if results else None)
+    show_value = any(f.value for f in figures)
+    value_head, value_rule = (" mean value [95% CI] |", "---:|") if show_value else ("", "")
+    lines = [
+        "",
+        "### Per scorer",
+        "",
+        f"| scorer | gates | pass rate | 95% CI | n | fail | abstain | error |{value_head} "
+        f"pass^{report.k} |",
+        f"|---|---|---:|---:|---:|---:|---:|---:|{value_rule}---:|",
+    ]
+    for f in figures:
+        value = f" {md(f.value)} |" if show_value else ""
+        lines.append(
+            f"| {md(f.name, limit=100)} | {'yes' if f.gating else 'no'} | {f.pass_rate} | "
+            f"{md(f.interval)} | {f.n} | {f.failed} | {f.abstained} | {f.errored} |{value} "
+            f"{f.pass_k} |"
+        )
+    return lines
+
+
+def _complaints(example: FailingExample) -> list[tuple[str, str]]:
+    """(scorer, why) for each scorer that did not pass, from its first such repetition."""
+    found: dict[str, str] = {}
+    for rep in example.repetitions:
+        if rep.error is not None:
+            found.setdefault("(call)", rep.error)
+        for v in rep.scores:
+            if v.verdict != "pass" and v.name not in found:
+                shown = v.name if v.verdict == "fail" else f"{v.name} ({v.verdict})"
+                shown += "" if v.gating else " (reported only)"
+                found[v.name] = f"{shown}: {v.reason or v.verdict}"
+    return [(name, text) for name, text in found.items()]
+
+
+def failures_markdown(failures: Failures) -> str:
+    """The "worst examples" section: one table row per listed example, worst first."""
+    md = escape.markdown
+    lines = ["### Worst examples", ""]
+    if not failures.listed_total:
+        return "\n".join([*lines, "Every scorer passed every repetition of every example.", ""])
+    lines += [
+        f"{failures.listed_total} of {failures.examples_total} examples were not passed by "
+        "every scorer on every repetition; the worst first.",
+        "",
+        "| example | outcome | reps not passed | what went wrong | output |",
+        "|---|---|---:|---|---|",
+    ]
+    for example in failures.examples:
+        total = len(example.repetitions) + len(example.clean_repetitions)
+        why = "; ".join(text for _, text in _complaints(example))
+        first = example.repetitions[0]
+        output = first.output if first.output is not None else ""
+        lines.append(
+            f"| {md(example.example_id, limit=120)} | {example.outcome} | "
+            f"{len(example.repetitions)}/{total} | {md(why, limit=300)} | "
+            f"{md(output, limit=120)} |"
+        )
+    if failures.left_out:
+        lines += ["", f"_… and {failures.left_out} more (`arbiter report RUN --failures`)._"]
+    return "\n".join([*lines, ""])
+
+
+def report_markdown(
+    report: Report,
+    examples: Sequence[Example] = (),
+    results: Sequence[PairResult] = (),
+    *,
+    worst: int = WORST_EXAMPLES,
+) -> str:
+    """The report as GitHub-flavoured markdown, for a CI step summary.
+
+    Args:
+        report: The report.
+        examples: The examples in scope; with ``results``, a "worst examples" section.
+        results: The run's pair results.
+        worst: Most examples the "worst examples" section lists.
+    """
     md = escape.markdown
     status = "" if report.status == "completed" else f" · **{report.status}**"
     done = report.completeness
@@ -79,51 +138,84 @@ def report_markdown(report: Report) -> str:
         "|---|---|",
     ]
     lines += [f"| {md(name)} | {md(value)} |" for name, value in headline(report)]
-    primary = report.primary
-    if primary is not None:
-        lines += ["", "| label | precision | recall | f1 | support |", "|---|---:|---:|---:|---:|"]
-        for name, m in [
-            *primary.per_label.items(),
-            ("macro avg", primary.macro),
-            ("micro avg", primary.micro),
-            ("weighted avg", primary.weighted),
-        ]:
-            lines.append(
-                f"| {md(name, limit=200)} | {m.precision:.3f} | {m.recall:.3f} | {m.f1:.3f} "
-                f"| {m.support} |"
-            )
+    only = label_only(report)
+    if not only and report.sections:
+        lines += _scorer_rows(report, results)
+    for name, section in report.sections.items():
+        metrics = section.mapped or section.classification
+        if metrics is not None:
+            mapped = " (mapped)" if section.mapped is not None else ""
+            lines += ["", *([] if only else [f"**{md(name)}**: per label{mapped}", ""])]
+            lines += _label_rows(metrics)
+    if not report.sections and report.primary is not None:  # a report made before sections
+        lines += ["", *_label_rows(report.primary)]
     if report.cohorts:
+        rate = "accuracy" if only else "pass rate"
         lines += [
             "",
-            f"| cohort | n | accuracy | 95% CI | pass^{report.k} |",
+            f"| cohort | n | {rate} | 95% CI | pass^{report.k} |",
             "|---|---:|---:|---:|---:|",
         ]
         for name, c in report.cohorts.items():
             lines.append(
-                f"| {md(name, limit=200)} | {c.n} | {_pct(c.accuracy.estimate)} | "
-                f"{_pct(c.accuracy.low)}–{_pct(c.accuracy.high)} | {_pct(c.pass_k)} |"
+                f"| {md(name, limit=200)} | {c.n} | {pct(c.accuracy.estimate)} | "
+                f"{pct(c.accuracy.low)}–{pct(c.accuracy.high)} | {pct(c.pass_k)} |"
             )
+    if examples and results:
+        found = find_failures(report, examples, results, limit=worst, max_chars=300)
+        lines += ["", failures_markdown(found).rstrip("\n")]
     lines += [
         "",
-        f"_95% intervals: Wilson (accuracy), bootstrap over examples, seed "
-        f"{report.seed} (pass^k, pass@1)._",
+        f"_95% intervals: Wilson ({'accuracy' if only else 'pass rates'}), bootstrap over "
+        f"examples, seed {report.seed} (pass^k, pass@1)._",
         "",
     ]
     return "\n".join(lines)
 
 
-def report_junit(report: Report, examples: Sequence[Example], results: Sequence[PairResult]) -> str:
-    """JUnit XML: one test case per example, failed unless right on every repetition.
+def _why(score: Score) -> str:
+    return reason_of(score) or "failed"
 
-    Text from the dataset and the system is cleaned of what XML cannot hold, so the
+
+def _failure_message(
+    reps: Sequence[PairResult], wrong: Sequence[PairResult], gating: Collection[str] | None
+) -> tuple[str, str, str]:
+    """(type, message, text) of a failed test case: the failing gating scorers and why."""
+    failing: dict[str, list[tuple[int, Score]]] = {}
+    for r in wrong:
+        for score in r.scores:
+            if score.passed is False and (gating is None or score.name in gating):
+                failing.setdefault(score.name, []).append((r.repetition, score))
+    # A run scored by ``label`` alone keeps the failure type it always had.
+    kind = "WrongLabel" if set(failing) == {"label"} else "ScorerFailed"
+    parts = []
+    for name, found in failing.items():
+        why = _why(found[0][1])
+        parts.append(f"{name}: {why} on {len(found)}/{len(reps)} reps")
+    lines = [
+        f"rep {rep} {name}: {_why(score)}"
+        for name, found in failing.items()
+        for rep, score in found
+    ]
+    return kind, "; ".join(parts) or f"failed on {len(wrong)}/{len(reps)} reps", "\n".join(lines)
+
+
+def report_junit(report: Report, examples: Sequence[Example], results: Sequence[PairResult]) -> str:
+    """JUnit XML: one test case per example.
+
+    An example is an *error* when a call failed (or, undecided, a gating scorer raised),
+    a *failure* when a repetition failed (the message names each failing scorer and
+    why), *skipped* when no gating scorer decided it, and passes otherwise. Text from the
+    dataset, the system and the scorers is cleaned of what XML cannot hold, so the
     document always parses.
     """
     x = escape.xml
+    gating = {s.label for s in report.scorers if s.gating} if report.scorers else None
     by_example: dict[str, list[PairResult]] = {}
     for r in results:
         by_example.setdefault(r.example_id, []).append(r)
     suite = ET.Element("testsuite", name=x(f"arbiter.{report.dataset}", limit=300))
-    failures = errors = tests = 0
+    failures = errors = skipped = tests = 0
     total_ms = 0.0
     for example in examples:
         reps = sorted(by_example.get(example.id, []), key=lambda r: r.repetition)
@@ -140,7 +232,8 @@ def report_junit(report: Report, examples: Sequence[Example], results: Sequence[
             time=f"{seconds:.3f}",
         )
         crashed = [r for r in reps if r.error_type]
-        wrong = [r for r in reps if not r.correct and not r.error_type]
+        wrong = [r for r in reps if r.passed is False and not r.error_type]
+        unknown = [r for r in reps if r.passed is None and not r.error_type]
         if crashed:
             errors += 1
             first = crashed[0]
@@ -153,20 +246,41 @@ def report_junit(report: Report, examples: Sequence[Example], results: Sequence[
             node.text = x("\n".join(f"rep {r.repetition}: {r.error_message}" for r in crashed))
         elif wrong:
             failures += 1
-            node = ET.SubElement(
-                case,
-                "failure",
-                type="WrongLabel",
-                message=x(
-                    f"expected {example.expected_label!r}, got "
-                    f"{wrong[0].label!r} on {len(wrong)}/{len(reps)} reps",
-                    limit=500,
-                ),
-            )
-            node.text = x("\n".join(f"rep {r.repetition}: {r.label!r}" for r in wrong))
+            kind, message, text = _failure_message(reps, wrong, gating)
+            node = ET.SubElement(case, "failure", type=kind, message=x(message, limit=500))
+            node.text = x(text, limit=10_000)
+        elif unknown:
+            scorer_errors = [
+                (r.repetition, s) for r in unknown for s in r.scores if s.error is not None
+            ]
+            if scorer_errors:
+                errors += 1
+                _, score = scorer_errors[0]
+                node = ET.SubElement(
+                    case,
+                    "error",
+                    type="ScorerError",
+                    message=x(f"{score.name}: {score.error}", limit=500),
+                )
+                node.text = x(
+                    "\n".join(f"rep {r} {s.name}: {s.error}" for r, s in scorer_errors),
+                    limit=10_000,
+                )
+            else:
+                skipped += 1
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    message=x(
+                        f"undecided on {len(unknown)}/{len(reps)} reps: every gating scorer "
+                        "abstained",
+                        limit=500,
+                    ),
+                )
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
     suite.set("time", f"{total_ms / 1000:.3f}")
     properties = ET.Element("properties")
     for name, value in (
