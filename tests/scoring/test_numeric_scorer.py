@@ -114,7 +114,12 @@ def test_the_number_read_is_the_evidence_and_the_explanation_shows_both() -> Non
             "not json",
             "the output is not JSON: Expecting value at character 0",
         ),
-        ("numeric", Output(raw={"a": 1}), "the output is an object, not a number"),
+        (
+            "numeric",
+            Output(raw={"a": 1}),
+            "the output is an object, not a number: say where it is with path=",
+        ),
+        ("numeric", Output(raw="n/a"), "the output 'n/a' is not a number"),
     ],
 )
 def test_an_output_without_a_number_fails_and_says_why(

@@ -118,6 +118,9 @@ def _output_number(output: Output, path: str | None) -> ReadNumber | float | Mis
         return _json_number(value, f"the output's {path!r}")
     text = output.answer_text
     if text is None:
+        if isinstance(output.raw, dict | list):
+            kind = json_kind(output.raw)
+            return Missing(f"the output is {kind}, not a number: say where it is with path=")
         if output.raw is not None:  # a system that answered a bare JSON number
             return _json_number(output.raw, "the output")
         return Missing("the output has no text")
