@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 
 from arbiter.contract import Case, CriticOutcome, Decision, Interval, Verdict
 from arbiter.errors import InputError
-from arbiter.scoring.quotes import locate, overlap_ratio
 from arbiter.jury.synthesis import synthesize
+from arbiter.scoring.quotes import locate, overlap_ratio
 from arbiter.stats import cohen_kappa, expected_calibration_error, wilson_interval
 
 __all__ = [
