@@ -54,7 +54,7 @@ def run(
         typer.Option("--dataset", "--fixture", help="Labelled dataset: .json, .jsonl or .csv."),
     ] = None,
     system: Annotated[
-        SystemKind | None, typer.Option(help="Kind of system under test [default: python].")
+        SystemKind | None, typer.Option(help="Kind of system under test \\[default: python].")
     ] = None,
     target: Annotated[
         str | None,
@@ -67,7 +67,7 @@ def run(
     ] = None,
     k: Annotated[
         int | None,
-        typer.Option("--k", min=1, help="Repetitions per example (pass^k) [default: 1]."),
+        typer.Option("--k", min=1, help="Repetitions per example (pass^k) \\[default: 1]."),
     ] = None,
     concurrency: Annotated[
         int | None,
@@ -91,7 +91,7 @@ def run(
     ] = None,
     binary: Annotated[bool, typer.Option("--binary", help="Same as --label-map binary.")] = False,
     seed: Annotated[
-        int | None, typer.Option(help="Seed of the bootstrap intervals [default: 0].")
+        int | None, typer.Option(help="Seed of the bootstrap intervals \\[default: 0].")
     ] = None,
     method: Annotated[str, typer.Option(help="http: request method.")] = "POST",
     body_template: Annotated[
@@ -130,15 +130,15 @@ def run(
         list[str] | None,
         typer.Option(
             "--scorer",
-            help="NAME[:ARG=VALUE,...] (repeatable): how each output is scored "
-            "[default: label]; see arbiter scorers.",
+            help="NAME\\[:ARG=VALUE,...] (repeatable): how each output is scored "
+            "\\[default: label]; see arbiter scorers.",
         ),
     ] = None,
     gate_on: Annotated[
         list[str] | None,
         typer.Option(
             "--gate-on",
-            help="Scorer that decides pass / fail (repeatable) [default: every scorer].",
+            help="Scorer that decides pass / fail (repeatable) \\[default: every scorer].",
         ),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="A name for the run.")] = None,
@@ -150,14 +150,14 @@ def run(
         typer.Option(
             "--cache/--no-cache",
             help="Answer model scorers' requests from the on-disk cache "
-            "[default: only when --k is 1].",
+            "\\[default: only when --k is 1].",
         ),
     ] = None,
     output_field: Annotated[
         str | None,
         typer.Option(
             help="precomputed: the field holding each row's output, at the top level of the "
-            "row or inside input [default: output].",
+            "row or inside input \\[default: output].",
         ),
     ] = None,
     dry_run: Annotated[
@@ -172,7 +172,7 @@ def run(
     """Run a dataset through a system under test and score every output.
 
     Either give the run as options (--dataset, --target, --scorer, ...) or as an eval file
-    (arbiter run eval.toml). With a [gate] in the eval file, a missed floor exits 1.
+    (arbiter run eval.toml). With a \\[gate] in the eval file, a missed floor exits 1.
     """
     from arbiter.cli.run_steps import execute, plan_from_file, plan_from_options
     from arbiter.cli.run_steps import resume as resume_run
