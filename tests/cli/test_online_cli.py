@@ -432,10 +432,21 @@ def test_a_sink_that_is_the_input_is_refused_before_anything_is_read(
     assert not (tmp_path / "store.db").exists()
 
 
-def test_a_lone_surrogate_in_one_line_is_that_line_s_error_only(cli: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [
+        # label and id are copied into the result: there the old code broke the batch.
+        '{"id": "x", "label": "\\ud800"}',
+        '{"id": "\\ud800", "label": "nominal"}',
+        '{"id": "x", "label": "nominal", "raw_output": {"narrative": "\\ud800"}}',
+    ],
+    ids=["label", "id", "raw_output"],
+)
+def test_a_lone_surrogate_in_one_line_is_that_line_s_error_only(
+    cli: Any, tmp_path: Path, bad: str
+) -> None:
     # defect 3: one such line made the whole batch exit 1 with no results.
     path = tmp_path / "traffic.jsonl"
-    bad = '{"id": "x", "label": "nominal", "raw_output": {"narrative": "\\ud800"}}'
     path.write_text("\n".join([_prediction(1), bad, _prediction(3)]) + "\n")
     out = tmp_path / "results.jsonl"
     summary = _score_json(cli, path, "--out", str(out))

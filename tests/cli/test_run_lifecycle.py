@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -41,17 +42,18 @@ def _run(cli: Any, data_file: Path, *extra: str, target: str = "mostly_right") -
     return run_json(cli, data_file, target, *extra)
 
 
-def _partial_run(tmp_path: Path, done: int) -> str:
-    """A run that stopped after ``done`` of its 40 pairs, as a killed process leaves it."""
+def _partial_run(
+    tmp_path: Path, done: int, *, target: str = "tests.helpers.systems:echo_label"
+) -> str:
+    """A run that stopped after ``done`` of its 40 pairs: its header and those results only."""
     store = _store(tmp_path)
     dataset = yes_no_dataset(40)
     run_id = store.create_run(
         dataset=dataset,
-        system={"kind": "python", "target": "tests.helpers.systems:echo_label"},
+        system={"kind": "python", "target": target},
         config={"k": 1},
         n_pairs=40,
     )
-    store.start_segment(run_id)
     store.add_results(
         run_id,
         [
@@ -104,6 +106,77 @@ def test_a_second_resume_of_a_running_run_is_refused_before_any_call(
         lease.release()
     assert cli("run", "--resume", run_id, "-q").code == 0
     assert store.get_run(run_id).n_done == 40
+
+
+GATE_MODULE = "resume_gate_system"  # written into tmp_path; no other test uses the name
+GATE_SOURCE = """\
+import os
+import socket
+import threading
+
+_lock = threading.Lock()
+_held = False
+
+
+def predict(input):
+    global _held
+    with open("calls.log", "a") as log:  # who called the system, one line per call
+        log.write(f"{os.getpid()}\\n")
+    port = os.environ.get("ARBITER_TEST_GATE_PORT")
+    with _lock:
+        first, _held = not _held, True
+    if port and first:  # hold this call until the test lets it go
+        with socket.create_connection(("127.0.0.1", int(port))) as conn:
+            conn.sendall(b"calling")
+            conn.recv(2)
+    return input["answer"]
+"""
+
+
+def test_a_resume_while_another_resume_runs_is_refused_before_any_call(
+    cli: Any, tmp_path: Path
+) -> None:
+    # defect 9 as reported: two concurrent `arbiter run --resume` processes of one run.
+    # Resume A is held inside its first call to the system (so it holds the run) while
+    # resume B starts; B must be refused in one line and call nothing.
+    (tmp_path / f"{GATE_MODULE}.py").write_text(GATE_SOURCE)
+    run_id = _partial_run(tmp_path, done=5, target=f"{GATE_MODULE}:predict")
+    store = _store(tmp_path)
+    command = [sys.executable, "-m", "arbiter.cli.main", "run", "--resume", run_id, "-q"]
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            server.settimeout(60)  # A never called the system: fail, do not hang
+            port = str(server.getsockname()[1])
+            resume_a = subprocess.Popen(
+                command,
+                env=_env(tmp_path, ARBITER_TEST_GATE_PORT=port),
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                conn, _ = server.accept()
+                with conn:
+                    assert conn.recv(16) == b"calling"  # A is inside the system
+                    resume_b = cli("run", "--resume", run_id, "-q")
+                    conn.sendall(b"go")
+            except BaseException:
+                resume_a.kill()
+                raise
+            finally:
+                _, err_a = resume_a.communicate(timeout=120)
+    finally:
+        sys.modules.pop(GATE_MODULE, None)  # if B imported it, the file goes with tmp_path
+    assert resume_b.code == 1, resume_b.err
+    assert f"run {run_id} is being executed by process {resume_a.pid}" in resume_b.err
+    assert len(resume_b.err.strip().splitlines()) == 1
+    callers = (tmp_path / "calls.log").read_text().split()
+    assert str(os.getpid()) not in callers  # B called nothing
+    assert resume_a.returncode == 0, err_a
+    finished = store.get_run(run_id)
+    assert (finished.status, finished.n_done) == ("completed", 40)
+    assert len(store.results(run_id)) == 40  # each pair once
 
 
 @pytest.mark.parametrize(
@@ -235,12 +308,41 @@ def test_a_read_only_store_says_so_without_sql(cli: Any, data_file: Path, tmp_pa
     assert "\n" not in message
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+@pytest.mark.parametrize("resume", [False, True], ids=["new run", "resume"])
+def test_a_read_only_store_at_the_command_line_says_what_and_where_without_sql(
+    cli: Any, data_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, resume: bool
+) -> None:
+    # defect 10 at the command line: a run on a store that cannot be written fails in one
+    # line naming the store, never with SQL or "internal error".
+    run_id = _run(cli, data_file)
+    monkeypatch.setenv("ARBITER_DB_URL", f"sqlite:///file:{tmp_path / 'store.db'}?mode=ro&uri=true")
+    if resume:
+        result = cli("run", "--resume", run_id, "-q")
+    else:
+        target = "tests.helpers.systems:echo_label"
+        result = cli("run", "--dataset", str(data_file), "--target", target, "-q")
+    assert result.code == 1, result.err
+    (line,) = result.err.strip().splitlines()
+    assert line.startswith("arbiter: error: cannot ")
+    assert f"{tmp_path / 'store.db'}" in line
+    assert line.endswith(": attempt to write a readonly database")
+    assert "INSERT" not in line
+    assert "UPDATE" not in line
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of an ``arbiter`` subprocess on this test's store.
+
+    The repository root is prepended to the inherited PYTHONPATH, never put in its place:
+    the subprocess imports the same ``arbiter`` this test does.
+    """
+    inherited = os.environ.get("PYTHONPATH", "")
     return {
         **os.environ,
         "ARBITER_DB_URL": f"sqlite:///{tmp_path / 'store.db'}",
         "ARBITER_HOME": str(tmp_path / "home"),
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), inherited) if p),
+        **extra,
     }
 
 

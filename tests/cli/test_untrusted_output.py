@@ -8,6 +8,8 @@ sequences in labels and judged outputs.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -23,33 +25,65 @@ HOSTILE = [
     "[click](javascript:alert(1))",
     "nul\x00bell\x07",
     "bidi\u202eevil",
+    "[red]not markup[/red]",
 ]
 
 
+SYSTEM = "hostile_labels_system"  # a module of its own: no other test imports this name
+EXPECTED = "expected\x1b[1m|"
+
+
 @pytest.fixture
-def hostile_run(cli: Any, tmp_path: Path) -> str:
-    """A stored run whose labels, ids, cohorts and error messages are all hostile."""
-    (tmp_path / "hostile.py").write_text(
+def hostile_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A module-style target whose labels and error messages are hostile.
+
+    ``predict`` answers each input's hostile label (wrong on every example) and fails on
+    the first; ``predict_expected`` answers the expected label (right on every example).
+    """
+    (tmp_path / f"{SYSTEM}.py").write_text(
         "def predict(input):\n"
         "    if input['i'] == 0:\n"
         "        raise ValueError('boom \\x1b[31m\\x00 <b>|</b>')\n"
         "    return input['label']\n"
+        "\n"
+        "\n"
+        "def predict_expected(input):\n"
+        f"    return {EXPECTED!r}\n"
     )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, SYSTEM, raising=False)
+    yield SYSTEM
+    sys.modules.pop(SYSTEM, None)  # the file goes with tmp_path
+
+
+def _run(cli: Any, dataset: Path, target: str) -> str:
+    result = cli("run", "--dataset", str(dataset), "--target", target, "--json")
+    assert result.code == 0, result.err
+    run_id: str = json.loads(result.out)["run_id"]
+    return run_id
+
+
+@pytest.fixture
+def hostile_dataset(tmp_path: Path) -> Path:
+    """Examples whose ids, inputs, expected labels and cohorts are all hostile."""
     rows = [
         {
             "id": f"{text}-{i}",
             "input": {"i": i, "label": text},
-            "expected_label": "expected\x1b[1m|",
+            "expected_label": EXPECTED,
             "cohort": text,
         }
         for i, text in enumerate(HOSTILE)
     ]
     dataset = tmp_path / "hostile.jsonl"
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    result = cli("run", "--dataset", str(dataset), "--target", "hostile.py:predict", "--json")
-    assert result.code == 0, result.err
-    run_id: str = json.loads(result.out)["run_id"]
-    return run_id
+    return dataset
+
+
+@pytest.fixture
+def hostile_run(cli: Any, hostile_system: str, hostile_dataset: Path) -> str:
+    """A stored run whose labels, ids, cohorts and error messages are all hostile."""
+    return _run(cli, hostile_dataset, f"{hostile_system}:predict")
 
 
 def _no_raw_controls(text: str) -> None:
@@ -96,11 +130,32 @@ def test_the_terminal_report_shows_escapes_instead_of_obeying_them(
     assert "\\x1b[2J" in shown.out
 
 
-def test_diff_and_runs_print_hostile_names_inertly(cli: Any, hostile_run: str) -> None:
-    for args in (("diff", hostile_run, hostile_run), ("runs",)):
-        result = cli(*args)
-        assert result.code == 0, result.err
-        _no_raw_controls(result.out + result.err)
+def test_runs_prints_a_hostile_dataset_name_inertly(
+    cli: Any, hostile_system: str, hostile_dataset: Path
+) -> None:
+    # The listing shows the dataset's name, here the file's stem.
+    named = hostile_dataset.rename(hostile_dataset.with_name("clear\x1b[2J[red]x.jsonl"))
+    _run(cli, named, f"{hostile_system}:predict")
+    result = cli("runs")
+    assert result.code == 0, result.err
+    _no_raw_controls(result.out + result.err)
+    assert "clear\\x1b[2J[red]x" in result.out
+
+
+def test_diff_shows_flipped_hostile_labels_as_text(
+    cli: Any, hostile_system: str, hostile_dataset: Path, hostile_run: str
+) -> None:
+    # Every example flips from wrong (or failed) in A to right in B, so the flip table
+    # prints each hostile id, expected label and answer.
+    fixed = _run(cli, hostile_dataset, f"{hostile_system}:predict_expected")
+    result = cli("diff", hostile_run, fixed)
+    assert result.code == 0, result.err
+    assert f"{len(HOSTILE)} fixed, 0 broken" in result.out
+    assert "fixed (wrong in A, right in B)" in result.out
+    _no_raw_controls(result.out + result.err)
+    assert "clear\\x1b[2J\\x1b]0;pwned\\x07-0" in result.out  # an id, shown escaped
+    assert "expected\\x1b[1m|" in result.out  # the expected label and B's answer
+    assert "[red]not markup[/red]" in result.out  # shown as text, not parsed as markup
 
 
 def test_judge_prints_a_hostile_output_inertly(cli: Any) -> None:
