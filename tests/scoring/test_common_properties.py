@@ -13,13 +13,18 @@
 
 The scorers are every name of the service layer's registry (built-ins and the engines'
 scorers, no plugins), so a new scorer is covered as soon as it is registered: it needs
-an entry in ``ARGUMENT_SETS`` (a deterministic one without an entry fails here; a model
-scorer without one is skipped, naming itself, until it has an offline set).
+an entry in ``ARGUMENT_SETS``, or it fails here. Model scorers run offline: the jury on
+its offline critics, the rubric on the mock provider's reference check and on a scripted
+judge whose answers (every verdict, verified and invented quotes, answers that are not
+JSON) are a pure function of the output it reads. Scores are compared without the
+latency of their model calls: a measured time, not part of what the scorer says.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +34,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arbiter.config import Settings
 from arbiter.contract import Example, Output, PairResult, Report, Score, ScorerSpec
 from arbiter.harness.report import build_report
+from arbiter.http.client import HttpClient
+from arbiter.providers.base import CompletionRequest, Provider
+from arbiter.providers.mock import MockProvider
+from arbiter.providers.registry import ProviderRegistry
 from arbiter.scoring.base import BuiltScorer, ScoringContext, repetition_passed
 from arbiter.service.scoring import scorer_registry
 
@@ -53,7 +63,69 @@ class ArgumentSet:
     binary: bool = True
     """Whether its value is only ever 0.0 or 1.0."""
     context: Callable[[], ScoringContext] | None = None
-    """A context for model scorers (their mock provider)."""
+    """A context for model scorers (their offline provider)."""
+    inputs: st.SearchStrategy[dict[str, Any]] = field(default_factory=lambda: st.just({}))
+    """What the examples' inputs are drawn from (the jury reads a task and a context)."""
+    may_error: bool = False
+    """Whether an errored score is expected (a judge answering what is not JSON)."""
+
+
+# --- Offline model scorers: what the jury reads, and a judge scripted from the output ---
+
+_JURY_INPUTS = st.fixed_dictionaries(
+    {"task": st.sampled_from(["State the refund window.", "Where is the tower?"])},
+    optional={
+        "context": st.sampled_from(
+            [
+                "Refunds are accepted within 30 days of delivery.",
+                "The tower is in Paris. It is 330 metres tall and opened in 1889.",
+                "",
+            ]
+        )
+    },
+)
+"""Jury cases: a task, and mostly a context for the detectors to check the output against."""
+
+_JUDGE = "scripted"
+"""The provider name of the scripted judge."""
+
+
+def _scripted_answer(request: CompletionRequest) -> str:
+    """The scripted judge's answer: fixed by the output it is shown, nothing else."""
+    output = request.prompt.rsplit("<output>\n", 1)[-1].removesuffix("\n</output>")
+    digest = hashlib.sha256(output.encode("utf-8")).digest()
+    if digest[0] % 8 == 0:
+        return "I would say it passes."  # not the JSON the request asked for
+    verdict = ("pass", "fail", "unknown")[digest[1] % 3]
+    quotes = ([], [output[: 1 + digest[2] % 12]], ["words the output never said"])[digest[3] % 3]
+    return json.dumps(
+        {
+            "reasoning": f"Scripted {verdict}.",
+            "evidence": [{"quote": q, "shows": "the scripted reason"} for q in quotes],
+            "verdict": verdict,
+            "score": digest[4] / 255,
+        }
+    )
+
+
+def _offline_context() -> ScoringContext:
+    """The mock provider and nothing else: the rubric's offline reference check."""
+    return ScoringContext(settings=Settings(_env_file=None), use_cache=False)
+
+
+def _scripted_context() -> ScoringContext:
+    """A context whose provider ``scripted`` is a mock answering :func:`_scripted_answer`."""
+    providers = ProviderRegistry.default(plugins=False)
+
+    def build(settings: Settings, http: HttpClient) -> Provider:
+        return MockProvider(_scripted_answer, model="judge-1")
+
+    providers.register_provider(_JUDGE, build)
+    return ScoringContext(
+        settings=Settings(_env_file=None),
+        providers=providers,
+        use_cache=False,
+    )
 
 
 _SCHEMA = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
@@ -94,23 +166,45 @@ ARGUMENT_SETS: dict[str, list[ArgumentSet]] = {
         ArgumentSet(values=UNIT, binary=False),
         ArgumentSet({"threshold": 0.8}, values=UNIT, binary=False),
     ],
+    "jury": [
+        ArgumentSet(inputs=_JURY_INPUTS),
+        ArgumentSet({"category_map": {"ACCEPT": "ok", "REVISE": "bad"}}, inputs=_JURY_INPUTS),
+    ],
+    "rubric": [
+        ArgumentSet({"rubric": "The answer names the city."}, context=_offline_context),
+        ArgumentSet(
+            {"rubric": "The answer names the city.", "provider": _JUDGE, "model": "judge-1"},
+            values=UNIT,
+            binary=False,
+            context=_scripted_context,
+            may_error=True,
+        ),
+        ArgumentSet(
+            {
+                "rubric": "The answer is short.",
+                "provider": _JUDGE,
+                "model": "judge-1",
+                "threshold": 0.5,
+            },
+            values=UNIT,
+            binary=False,
+            context=_scripted_context,
+            may_error=True,
+        ),
+    ],
 }
 """Per scorer name, the argument sets the properties run with."""
 
 
 def _cases() -> list[Any]:
-    registry = scorer_registry(plugins=False)
     cases: list[Any] = []
-    for name in registry.names():
+    for name in scorer_registry(plugins=False).names():
         sets = ARGUMENT_SETS.get(name)
         if sets:
             cases.extend(
                 pytest.param(name, arguments, id=f"{name}-{i}") for i, arguments in enumerate(sets)
             )
-        elif registry.factory_of(name).kind == "model":
-            reason = f"model scorer {name!r} has no offline argument set in ARGUMENT_SETS yet"
-            cases.append(pytest.param(name, None, id=name, marks=pytest.mark.skip(reason=reason)))
-        else:
+        else:  # fails in the test, naming the scorer
             cases.append(pytest.param(name, None, id=name))
     return cases
 
@@ -122,10 +216,20 @@ CASES = _cases()
 _WORDS = st.sampled_from(
     ["paris", "Paris", "PARIS", "tower", "the", "42", "-3.5", "1,234", "yes", " ", ", "]
 )
+_SENTENCES = st.sampled_from(
+    [
+        "Refunds are accepted within 30 days of delivery.",
+        "Refunds are accepted within 45 days of delivery.",
+        "The tower is in Paris and opened in 1889.",
+        "The tower is not in Paris. It is 500 metres tall.",
+    ]
+)
+"""Sentences the jury's detectors find supported or contradicted by its contexts."""
 _TEXT = st.one_of(
     st.lists(_WORDS, max_size=5).map("".join),
     st.text(max_size=12),
     st.sampled_from(['{"n": 1}', '```json\n{"n": 2}\n```', "[1, 2]", '{"n": "x"}']),
+    _SENTENCES,
 )
 _NUMBER = st.one_of(st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False))
 _OBJECT = st.fixed_dictionaries({"n": st.one_of(st.integers(0, 2), _TEXT, st.booleans())})
@@ -144,11 +248,21 @@ def _outputs(draw: st.DrawFn) -> Output:
 
 
 @st.composite
-def _pairs(draw: st.DrawFn, min_size: int = 1, max_size: int = 6) -> list[tuple[Example, Output]]:
+def _pairs(
+    draw: st.DrawFn,
+    inputs: st.SearchStrategy[dict[str, Any]],
+    min_size: int = 1,
+    max_size: int = 6,
+) -> list[tuple[Example, Output]]:
     size = draw(st.integers(min_size, max_size))
     return [
         (
-            Example(id=f"e{i}", input={}, expected=draw(_EXPECTED), expected_label=draw(_LABEL)),
+            Example(
+                id=f"e{i}",
+                input=draw(inputs),
+                expected=draw(_EXPECTED),
+                expected_label=draw(_LABEL),
+            ),
             draw(_outputs()),
         )
         for i in range(size)
@@ -160,16 +274,24 @@ def _pairs(draw: st.DrawFn, min_size: int = 1, max_size: int = 6) -> list[tuple[
 
 def _build(name: str, arguments: ArgumentSet | None) -> BuiltScorer:
     if arguments is None:
-        pytest.fail(f"built-in scorer {name!r} has no argument set: add one to ARGUMENT_SETS")
+        pytest.fail(f"scorer {name!r} has no argument set: add one to ARGUMENT_SETS")
     context = arguments.context() if arguments.context else None
     return scorer_registry(plugins=False).factory_of(name)(context=context, **arguments.args)
 
 
 def _score_all(scorer: BuiltScorer, pairs: Sequence[tuple[Example, Output]]) -> list[Score]:
+    """Each pair's score, with the measured latency of its model calls set to 0."""
+
     async def scored() -> list[Score]:
-        return [await scorer(example, output) for example, output in pairs]
+        return [_untimed(await scorer(example, output)) for example, output in pairs]
 
     return asyncio.run(scored())
+
+
+def _untimed(score: Score) -> Score:
+    if score.model is None:
+        return score
+    return score.model_copy(update={"model": score.model.model_copy(update={"latency_ms": 0.0})})
 
 
 def _report_of(
@@ -205,12 +327,13 @@ _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Heal
 
 @pytest.mark.parametrize(("name", "arguments"), CASES)
 @_SETTINGS
-@given(pairs=_pairs(max_size=3))
+@given(data=st.data())
 def test_scores_are_deterministic_within_range_and_rebuilt_from_their_spec(
-    name: str, arguments: ArgumentSet | None, pairs: list[tuple[Example, Output]]
+    name: str, arguments: ArgumentSet | None, data: Any
 ) -> None:
     scorer = _build(name, arguments)
     assert arguments is not None
+    pairs = data.draw(_pairs(arguments.inputs, max_size=3))
     first = _score_all(scorer, pairs)
     assert _score_all(scorer, pairs) == first, "determinism"
 
@@ -224,7 +347,7 @@ def test_scores_are_deterministic_within_range_and_rebuilt_from_their_spec(
     for score in first:
         assert score.name == scorer.name
         assert score.passed in (True, False, None)
-        if scorer.spec.kind == "deterministic":
+        if not arguments.may_error:
             assert score.error is None, score.error
         if score.value is not None:
             assert isinstance(score.value, float)
@@ -234,18 +357,20 @@ def test_scores_are_deterministic_within_range_and_rebuilt_from_their_spec(
                 assert score.value in (0.0, 1.0)
                 assert score.passed is (score.value == 1.0)
         if score.passed is None:
-            assert score.explanation, "an abstention says why"
+            assert score.explanation or score.error, "an abstention says why"
         assert len(score.explanation) <= 2_100
         assert all(len(e.quote) <= 1_000 for e in score.evidence)
 
 
 @pytest.mark.parametrize(("name", "arguments"), CASES)
 @_SETTINGS
-@given(pairs=_pairs(max_size=6), data=st.data())
+@given(data=st.data())
 def test_order_changes_no_score_nor_report_and_abstentions_never_pass(
-    name: str, arguments: ArgumentSet | None, pairs: list[tuple[Example, Output]], data: Any
+    name: str, arguments: ArgumentSet | None, data: Any
 ) -> None:
     scorer = _build(name, arguments)
+    assert arguments is not None
+    pairs = data.draw(_pairs(arguments.inputs, max_size=6))
     in_order = _score_all(scorer, pairs)
     shuffled = data.draw(st.permutations(list(range(len(pairs)))))
     reordered = _score_all(scorer, [pairs[i] for i in shuffled])
