@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -300,11 +300,17 @@ def _classifications(
     return strict, classification_metrics(mapped_true, apply_label_map(y_pred, mapping))
 
 
-def _summed(calls: Any) -> ModelCalls | None:
+def _summed(calls: Iterable[ModelCalls | None]) -> ModelCalls | None:
+    """The sum of the model calls given; None when there are none.
+
+    Summed from zero, so that even one entry goes through ``ModelCalls.__add__``: a cost
+    is known only when every billed call was priced, and calls answered from the cache
+    cost nothing.
+    """
     total: ModelCalls | None = None
     for one in calls:
         if one is not None:
-            total = one if total is None else total + one
+            total = (total or ModelCalls()) + one
     return total
 
 

@@ -9,14 +9,22 @@ answer: the provider's name, base URL and dialect, and every field of the
 schema and its name, effort, output-token limit, and any field added later) except
 ``timeout`` and ``metadata``, which never reach the model.
 
-The cache is one SQLite file in WAL mode (``Settings.model_cache_path()``: by default
-``$ARBITER_HOME/cache/models.sqlite3``, moved with ``ARBITER_CACHE_DIR``). A lookup is
-one indexed ``SELECT`` on the event loop's thread (tens of microseconds, and WAL readers
-never wait for writers); a write runs in a worker thread, so a second process holding
-the write lock delays no lookup. Several processes may share the file. What could go
-wrong degrades to a miss, never to an error: an entry that does not decode, a file that
-is not a database, a disk that is full. Answers larger than ``max_entry_bytes`` and
-answers that are not JSON are not stored.
+Where it lives: one SQLite file in WAL mode, ``Settings.model_cache_path()``, which is
+``cache_dir/models.sqlite3``; ``cache_dir`` is ``ARBITER_CACHE_DIR``, by default
+``cache/`` under the Arbiter home (``ARBITER_HOME``, by default ``.arbiter`` in the
+working folder). Deleting the file empties the cache. Whether a run uses it is the
+run's choice (``RunConfig.uses_cache``: on when k is 1, ``--cache`` / ``--no-cache``
+decide otherwise); the mock provider is never cached.
+
+A lookup is one indexed ``SELECT`` on the event loop's thread (tens of microseconds,
+and WAL readers never wait for writers); a write runs in a worker thread, so a second
+process holding the write lock delays no lookup. Several processes may share the file.
+What could go wrong degrades to a miss, never to an error: an entry that does not
+decode, a file that is not a database or is truncated, a folder that cannot be
+written, a disk that is full. The first such problem of a cache is logged as one
+warning (later ones at debug level), so a damaged cache says so once and the run goes
+on calling models. Answers larger than ``max_entry_bytes`` and answers that are not
+JSON are not stored.
 """
 
 from __future__ import annotations
@@ -66,6 +74,9 @@ _BUSY_TIMEOUT_S = 5.0
 """How long a write waits for another process's write lock before giving up."""
 
 _log = logging.getLogger(__name__)
+
+_Flight = asyncio.Future[CompletionResponse]
+"""A request on its way to the model, awaited by every identical request meanwhile."""
 
 
 def provider_identity(provider: Provider) -> dict[str, str | None]:
@@ -162,6 +173,8 @@ class ResponseCache:
         self._read_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._broken = False
+        self._warned = False
+        self._warned_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
@@ -177,14 +190,16 @@ class ResponseCache:
                     "SELECT response FROM responses WHERE key = ?", (key,)
                 ).fetchone()
             except sqlite3.Error as exc:
-                _log.debug("model-call cache %s: lookup failed: %s", self.path, exc)
+                self._trouble("a lookup failed, the model is asked", exc)
                 return None
         if row is None:
             return None
         try:
             return CompletionResponse.model_validate_json(row[0])
-        except (ValidationError, ValueError, TypeError):
-            return None  # a corrupt entry is a miss; the fresh answer replaces it
+        except (ValidationError, ValueError, TypeError) as exc:
+            # A miss: the fresh answer replaces the entry.
+            self._trouble("an entry does not decode, the model is asked", exc)
+            return None
 
     def put(self, key: str, response: CompletionResponse) -> bool:
         """Store ``response`` under ``key``; False when it was not kept (too large, or
@@ -202,7 +217,7 @@ class ResponseCache:
                     (key, body, time.time()),
                 )
             except sqlite3.Error as exc:
-                _log.warning("model-call cache %s: an answer was not stored: %s", self.path, exc)
+                self._trouble("an answer was not stored", exc)
                 return False
         return True
 
@@ -247,15 +262,29 @@ class ResponseCache:
             # answers: they would simply be asked again.
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, ValueError, sqlite3.Error) as exc:
             if connection is not None:
                 connection.close()
-            if "locked" in str(exc):
+            if _busy(exc):
                 return None  # another process holds the file for longer than we wait: later
             self._broken = True
-            _log.warning("model-call cache %s is unusable, running without it: %s", self.path, exc)
+            self._trouble("the file is unusable, running without the cache", exc)
             return None
         return connection
+
+    def _trouble(self, what: str, exc: BaseException) -> None:
+        """Log a problem: the cache's first as a warning, the others at debug level."""
+        with self._warned_lock:
+            first, self._warned = not self._warned, True
+        if not first:
+            _log.debug("model-call cache %s: %s: %s", self.path, what, exc)
+            return
+        _log.warning(
+            "model-call cache %s: %s: %s (further cache problems are logged at debug level)",
+            self.path,
+            what,
+            exc,
+        )
 
     def _open_reader(self) -> sqlite3.Connection | None:
         self._reader = self._connect()
@@ -264,6 +293,13 @@ class ResponseCache:
     def _open_writer(self) -> sqlite3.Connection | None:
         self._writer = self._connect()
         return self._writer
+
+
+def _busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's busy or locked (extended codes included): another
+    connection holds the file, which may be free on the next try."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def answered_json(response: CompletionResponse) -> bool:
@@ -301,7 +337,9 @@ class CachedProvider:
         # canonical JSON costs more than the rest of the key, so its digest is kept
         # (with the schema, so that its id cannot be reused by another object).
         self._schemas: dict[int, tuple[Mapping[str, Any], str]] = {}
-        self._pending: dict[str, asyncio.Future[CompletionResponse]] = {}
+        # By event loop as well as key: a future can only be awaited on its own loop,
+        # and one provider may serve runs on several loops (threads) at once.
+        self._pending: dict[tuple[asyncio.AbstractEventLoop, str], _Flight] = {}
         self.hits = 0
         """Requests answered from the cache (or by an identical request in flight)."""
         self.misses = 0
@@ -331,7 +369,8 @@ class CachedProvider:
         """
         started = time.perf_counter()
         key = self.key(request)
-        pending = self._pending.get(key)
+        flight = (asyncio.get_running_loop(), key)
+        pending = self._pending.get(flight)
         if pending is not None:
             found = await asyncio.shield(pending)
         else:
@@ -339,8 +378,8 @@ class CachedProvider:
             if stored is None:
                 self.misses += 1
                 asked = asyncio.ensure_future(self._ask(key, request))
-                self._pending[key] = asked
-                asked.add_done_callback(lambda done: self._settle(key, done))
+                self._pending[flight] = asked
+                asked.add_done_callback(lambda done: self._settle(flight, done))
                 # Shielded: a caller cancelled (its run interrupted) leaves the answer
                 # to whoever else waits for it.
                 return await asyncio.shield(asked)
@@ -360,9 +399,9 @@ class CachedProvider:
             await asyncio.to_thread(self.cache.put, key, response)
         return response
 
-    def _settle(self, key: str, done: asyncio.Future[CompletionResponse]) -> None:
-        if self._pending.get(key) is done:
-            del self._pending[key]
+    def _settle(self, flight: tuple[asyncio.AbstractEventLoop, str], done: _Flight) -> None:
+        if self._pending.get(flight) is done:
+            del self._pending[flight]
         if not done.cancelled():
             done.exception()  # retrieved here: every waiter may have gone
 
