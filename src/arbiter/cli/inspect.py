@@ -34,6 +34,9 @@ class ReportFormat(StrEnum):
 FAILURES_SHOWN = 20
 """Examples ``arbiter report --failures`` lists unless ``--limit`` says otherwise."""
 
+FLIPS_SHOWN = 20
+"""Flips per table ``arbiter diff`` lists unless ``--limit`` says otherwise."""
+
 
 def write_output(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (a temporary file renamed into place).
@@ -258,9 +261,14 @@ def _emit(text: str, output: Path | None) -> None:
 def diff(
     run_a: Annotated[str, typer.Argument(help="The reference run.")],
     run_b: Annotated[str, typer.Argument(help="The run to compare with it.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    limit: Annotated[
+        int,
+        typer.Option(min=0, help="Flips listed per table (broken, fixed) and view; 0: all."),
+    ] = FLIPS_SHOWN,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (every flip).")] = False,
 ) -> None:
-    """Compare two runs: per-example flips and metric deltas with 95% intervals."""
+    """Compare two runs, overall and per scorer: the flips of each example, the change of
+    each pass rate with a paired bootstrap 95% interval, and an exact McNemar test."""
     from arbiter.service.compare import compare_runs
 
     store = open_store()
@@ -275,7 +283,7 @@ def diff(
     else:
         from arbiter.cli.render_run import render_diff
 
-        render_diff(comparison.diff, out_console())
+        render_diff(comparison.diff, out_console(), max_flips=limit or None)
 
 
 def _cohort_floors(values: list[str]) -> dict[str, float]:

@@ -14,11 +14,11 @@ from rich.text import Text
 
 from arbiter import escape
 from arbiter.contract import ClassificationMetrics, PairResult, Report
-from arbiter.harness.diff import RunDiff
+from arbiter.harness.diff import Flip, PairedDiff, RunDiff, ScorerDiff
 from arbiter.harness.figures import binary_valued, headline, label_only, scorer_figures
 from arbiter.harness.gate import GateResult
 
-__all__ = ["render_diff", "render_gate", "report_renderable"]
+__all__ = ["DIFF_TEXT_CHARS", "render_diff", "render_gate", "report_renderable"]
 
 
 def _pct(value: float) -> str:
@@ -163,45 +163,128 @@ def report_renderable(
     return Group(*parts)
 
 
-def render_diff(diff: RunDiff, console: Console, *, max_flips: int = 20) -> None:
-    """Print a diff of two runs."""
+DIFF_TEXT_CHARS = 120
+"""Characters of an answer, reference or reason a flip table shows (``--json``: 500)."""
+
+
+def render_diff(diff: RunDiff, console: Console, *, max_flips: int | None = 20) -> None:
+    """Print a diff of two runs: the figures of every view, then each view's flips.
+
+    Args:
+        diff: The diff.
+        console: Where to print.
+        max_flips: Rows per flip table; None: every flip.
+    """
     console.print(
         Text.assemble(
-            (escape.terminal(diff.run_a), "bold"),
+            (escape.terminal(diff.run_a, single_line=True), "bold"),
             " → ",
-            (escape.terminal(diff.run_b), "bold"),
+            (escape.terminal(diff.run_b, single_line=True), "bold"),
             f": {diff.n_common} examples in common, {len(diff.fixed)} fixed, "
             f"{len(diff.broken)} broken",
         )
     )
     if diff.only_in_a or diff.only_in_b:
         console.print(f"only in A: {len(diff.only_in_a)} · only in B: {len(diff.only_in_b)}")
-    table = Table(title="metric deltas (B − A, paired bootstrap 95% CI)", title_justify="left")
-    for column in ("metric", "A", "B", "delta", "95% CI"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for d in diff.deltas:
+    scorers = [] if _scorer_is_outcome(diff) else diff.scorers
+    console.print(_delta_table(diff, scorers))
+    views: list[tuple[str, PairedDiff]] = [("", diff)]
+    views += [(f"{escape.terminal(s.name, single_line=True)}: ", s) for s in scorers]
+    for prefix, view in views:
+        for title, flips in (
+            (f"{prefix}broken (right in A, wrong in B)", view.broken),
+            (f"{prefix}fixed (wrong in A, right in B)", view.fixed),
+        ):
+            if flips:
+                _print_flips(console, title, flips, max_flips)
+    console.print(
+        Text(
+            "A view passes an example when it passed on every repetition; examples it "
+            "abstained on in either run are counted apart, never as flips. Intervals: "
+            "paired bootstrap over the examples decided in both runs; p: exact McNemar "
+            "test of broken against fixed.",
+            style="dim",
+        )
+    )
+
+
+def _scorer_is_outcome(diff: RunDiff) -> bool:
+    """Whether the runs' one scorer gates both: its view is the outcome's, not shown twice."""
+    if len(diff.scorers) != 1 or diff.scorers_only_in_a or diff.scorers_only_in_b:
+        return False
+    only = diff.scorers[0]
+    return all(spec is None or spec.gating for spec in (only.spec_a, only.spec_b))
+
+
+def _delta_table(diff: RunDiff, scorers: Sequence[ScorerDiff]) -> Table:
+    table = Table(
+        title="B − A over the examples decided in both runs (paired bootstrap 95% CI)",
+        title_justify="left",
+    )
+    columns = ["view", "metric", "n", "A", "B", "delta", "95% CI"]
+    columns += ["broken", "fixed", "McNemar p", "abstained"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("view", "metric") else "right")
+    views: list[tuple[str, PairedDiff]] = [("outcome", diff), *((s.name, s) for s in scorers)]
+    for name, view in views:
+        tally: list[RenderableType] = [
+            Text(str(len(view.broken)), style="red" if view.broken else ""),
+            Text(str(len(view.fixed)), style="green" if view.fixed else ""),
+            f"{view.mcnemar_p:.2g}",
+            Text(str(len(view.abstained)), style="yellow" if view.abstained else ""),
+        ]
+        if not view.deltas:
+            table.add_row(_t(name), "-", "0", "", "", "", "", *tally)
+        for position, d in enumerate(view.deltas):
+            shown = _value if d.name == "mean value" else _pct
+            delta = f"{d.delta:+.3f}" if d.name == "mean value" else f"{100 * d.delta:+.1f} pts"
+            low, high = (
+                (f"{d.low:+.3f}", f"{d.high:+.3f}")
+                if d.name == "mean value"
+                else (f"{100 * d.low:+.1f}", f"{100 * d.high:+.1f}")
+            )
+            table.add_row(
+                _t(name) if position == 0 else "",
+                d.name,
+                str(d.n),
+                shown(d.a),
+                shown(d.b),
+                delta,
+                Text(f"[{low}, {high}]"),
+                *(tally if position == 0 else ["", "", "", ""]),
+            )
+    return table
+
+
+def _value(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _print_flips(
+    console: Console, title: str, flips: Sequence[Flip], max_flips: int | None
+) -> None:
+    table = Table(title=title, title_justify="left")
+    for column in ("example", "expected", "A", "B", "why"):
+        table.add_column(column)
+    shown = flips if max_flips is None else flips[:max_flips]
+    for f in shown:
         table.add_row(
-            d.name,
-            _pct(d.a),
-            _pct(d.b),
-            f"{100 * d.delta:+.1f} pts",
-            Text(f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]"),
+            _t(f.example_id),
+            _clipped(f.expected),
+            _clipped(f.answer_a),
+            _clipped(f.answer_b),
+            _clipped(f.reason),
         )
     console.print(table)
-    for title, flips in (
-        ("broken (right in A, wrong in B)", diff.broken),
-        ("fixed (wrong in A, right in B)", diff.fixed),
-    ):
-        if not flips:
-            continue
-        flip_table = Table(title=title, title_justify="left")
-        for column in ("example", "expected", "A", "B"):
-            flip_table.add_column(column)
-        for f in flips[:max_flips]:
-            flip_table.add_row(_t(f.example_id), _t(f.expected), _t(f.label_a), _t(f.label_b))
-        console.print(flip_table)
-        if len(flips) > max_flips:
-            console.print(f"… and {len(flips) - max_flips} more (use --json for all)")
+    if len(flips) > len(shown):
+        console.print(f"… and {len(flips) - len(shown)} more (--limit 0 or --json for all)")
+
+
+def _clipped(value: str | None) -> Text:
+    """A flip's untrusted text, clipped for a table cell; a failed call's answer is ``-``."""
+    if value is None:
+        return Text("-", style="dim")
+    return Text(escape.terminal(value, limit=DIFF_TEXT_CHARS, single_line=True))
 
 
 def render_gate(result: GateResult, console: Console, floors: Mapping[str, object]) -> None:

@@ -1,36 +1,78 @@
-"""Compare two runs example by example: what flipped, and how each figure moved."""
+"""Compare two runs example by example: what flipped, how each pass rate moved, and
+whether the change is more than chance.
+
+A diff has one *view* per thing a run decides: the outcome (a repetition passes when no
+gating scorer failed and one passed: the report's headline) and each scorer present in
+both runs, matched by name. In a view an example *passed* when it passed on every
+repetition, *failed* when a repetition failed (a failed call fails every view), and
+*abstained* otherwise (a repetition abstained or errored and none failed). Examples
+decided in both runs are *paired*; a paired example that passed in A and failed in B is
+*broken*, the other way round *fixed*. An example that abstained in either run is
+counted apart, never as a flip. Over the paired examples a view gives the change of its
+pass rate with a paired bootstrap 95% interval, and an exact McNemar test on the flips
+(the discordant pairs).
+
+Texts of a flip (answers, reference, reason) are clipped here; they are escaped where
+they are shown.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from arbiter.contract import PairResult, RunInfo
-from arbiter.stats import paired_bootstrap_diff
+from arbiter import escape
+from arbiter.contract import Example, Output, PairResult, ScorerSpec
+from arbiter.harness.comparability import comparability_notes  # re-exported: older import path
+from arbiter.harness.pairs import expected_text, reason_of
+from arbiter.harness.report import example_outcomes
+from arbiter.stats import mcnemar_exact, paired_bootstrap_diff
 
-__all__ = ["Flip", "MetricDelta", "RunDiff", "comparability_notes", "diff_runs"]
+__all__ = [
+    "FLIP_TEXT_CHARS",
+    "Flip",
+    "MetricDelta",
+    "PairedDiff",
+    "RunDiff",
+    "ScorerDiff",
+    "comparability_notes",
+    "diff_runs",
+]
+
+FLIP_TEXT_CHARS = 500
+"""Characters kept of each answer, reference and reason of a flip."""
 
 
 class Flip(BaseModel):
-    """An example whose verdict (correct on every repetition or not) changed."""
+    """A paired example that passed in one run and not in the other."""
 
     example_id: str
     """The example."""
-    expected: str
-    """Its expected label."""
-    label_a: str | None
-    """First-repetition label in run A (None: the call failed)."""
-    label_b: str | None
-    """First-repetition label in run B."""
+    expected: str | None = None
+    """Its reference as text (the expected label, else the reference as JSON); None when
+    it has none."""
+    answer_a: str | None = None
+    """What run A answered on the repetition shown (the first that did not pass, else the
+    first): its label, else its text, for the outcome and ``label``; its text, else its
+    label, for other scorers; else its raw JSON. None when the call failed."""
+    answer_b: str | None = None
+    """What run B answered, chosen the same way."""
+    reason: str = ""
+    """Why the side that did not pass failed: the call's error, else the scorer's reason."""
 
 
 class MetricDelta(BaseModel):
     """How one figure moved from run A to run B, over the paired examples."""
 
     name: str
-    """Figure name."""
+    """Figure name: ``accuracy`` / ``pass rate`` (mean share of passed repetitions per
+    example), ``pass^k`` (share of examples passed on every repetition), ``mean value``."""
+    n: int
+    """Examples the figure is computed over."""
     a: float
     """Value in run A."""
     b: float
@@ -43,8 +85,48 @@ class MetricDelta(BaseModel):
     """Upper end of the interval."""
 
 
-class RunDiff(BaseModel):
-    """Everything that changed between two runs."""
+class PairedDiff(BaseModel):
+    """One view of two runs, compared over the examples it decided in both."""
+
+    n_paired: int = 0
+    """Examples in common decided (passed or failed) in both runs."""
+    both_passed: int = 0
+    """Paired examples that passed in both."""
+    both_failed: int = 0
+    """Paired examples that failed in both."""
+    broken: list[Flip] = Field(default_factory=list)
+    """Passed in A, failed in B; in dataset order."""
+    fixed: list[Flip] = Field(default_factory=list)
+    """Failed in A, passed in B; in dataset order."""
+    abstained: list[str] = Field(default_factory=list)
+    """Examples in common abstained (undecided) in A, in B or in both: counted apart,
+    neither paired nor flipped."""
+    deltas: list[MetricDelta] = Field(default_factory=list)
+    """The view's figures in A and B with the change and its interval; empty when no
+    example is paired."""
+    mcnemar_p: float = 1.0
+    """Exact two-sided McNemar p-value of the flips (``len(broken)`` against
+    ``len(fixed)``): how likely flips this lopsided are if neither run is better; 1.0
+    when nothing flipped."""
+
+
+class ScorerDiff(PairedDiff):
+    """One scorer present in both runs, compared."""
+
+    name: str
+    """The scorer's name in the runs (its alias, else its registered name)."""
+    spec_a: ScorerSpec | None = None
+    """Its spec in run A, when known."""
+    spec_b: ScorerSpec | None = None
+    """Its spec in run B, when known."""
+
+
+class RunDiff(PairedDiff):
+    """Everything that changed between two runs.
+
+    The fields it shares with :class:`ScorerDiff` are the outcome's: ``accuracy`` and
+    ``pass^k`` as the report's headline, over the gating scorers of each run.
+    """
 
     run_a: str
     """Id of run A (the reference)."""
@@ -56,12 +138,25 @@ class RunDiff(BaseModel):
     """Examples run only in A."""
     only_in_b: list[str] = Field(default_factory=list)
     """Examples run only in B."""
-    fixed: list[Flip] = Field(default_factory=list)
-    """Wrong in A, right in B."""
-    broken: list[Flip] = Field(default_factory=list)
-    """Right in A, wrong in B."""
-    deltas: list[MetricDelta] = Field(default_factory=list)
-    """Accuracy and pass^k, with intervals."""
+    scorers: list[ScorerDiff] = Field(default_factory=list)
+    """One comparison per scorer present in both runs, in run A's order."""
+    scorers_only_in_a: list[str] = Field(default_factory=list)
+    """Scorers run only in A: not compared."""
+    scorers_only_in_b: list[str] = Field(default_factory=list)
+    """Scorers run only in B: not compared."""
+
+
+@dataclass(frozen=True)
+class _Rep:
+    """One repetition as a view reads it."""
+
+    outcome: bool | None
+    answer: str | None
+    reason: str = ""
+    value: float | None = None
+
+
+_View = Callable[[PairResult], _Rep]
 
 
 def diff_runs(
@@ -69,76 +164,221 @@ def diff_runs(
     results_a: Sequence[PairResult],
     run_b: str,
     results_b: Sequence[PairResult],
-    expected: Mapping[str, str],
     *,
+    examples: Sequence[Example] = (),
+    scorers_a: Sequence[ScorerSpec] | None = None,
+    scorers_b: Sequence[ScorerSpec] | None = None,
     seed: int = 0,
 ) -> RunDiff:
-    """Pair two runs' results by example id and report flips and metric deltas.
+    """Pair two runs' results by example id; compare the outcome and each common scorer.
 
     Args:
         run_a: Id of the reference run.
         results_a: Its results.
         run_b: Id of the other run.
         results_b: Its results.
-        expected: Expected label per example id.
-        seed: Seed of the paired bootstrap.
+        examples: The runs' examples (A's first): the references shown in flips and the
+            order flips are listed in. An example of neither list sorts last.
+        scorers_a: Run A's scorers; None: the names its scores carry, every one gating.
+        scorers_b: Run B's scorers, likewise.
+        seed: Seed of the paired bootstraps.
     """
-    grouped_a = _group(results_a)
-    grouped_b = _group(results_b)
-    common = [i for i in grouped_a if i in grouped_b]
-    diff = RunDiff(
+    grouped_a, grouped_b = _group(results_a), _group(results_b)
+    references: dict[str, str | None] = {}
+    for example in examples:
+        references.setdefault(example.id, expected_text(example))
+    common = _in_order([i for i in grouped_a if i in grouped_b], examples)
+    pairs = _Pairs(grouped_a, grouped_b, common, references, seed)
+    specs_a = _specs(scorers_a, results_a)
+    specs_b = _specs(scorers_b, results_b)
+    outcome = pairs.compare(
+        _outcome_view(specs_a), _outcome_view(specs_b), rate="accuracy", always_pass_k=True
+    )
+    scorers = []
+    for name, spec_a in specs_a.items():
+        if name not in specs_b:
+            continue
+        spec_b = specs_b[name]
+        label_first = (spec_a or spec_b or ScorerSpec(name=name)).name == "label"
+        compared = pairs.compare(_scorer_view(name, label_first), _scorer_view(name, label_first))
+        scorers.append(ScorerDiff(name=name, spec_a=spec_a, spec_b=spec_b, **dict(compared)))
+    return RunDiff(
         run_a=run_a,
         run_b=run_b,
         n_common=len(common),
         only_in_a=sorted(set(grouped_a) - set(grouped_b)),
         only_in_b=sorted(set(grouped_b) - set(grouped_a)),
+        scorers=scorers,
+        scorers_only_in_a=[n for n in specs_a if n not in specs_b],
+        scorers_only_in_b=[n for n in specs_b if n not in specs_a],
+        **dict(outcome),
     )
-    for example_id in common:
-        right_a = all(r.correct for r in grouped_a[example_id])
-        right_b = all(r.correct for r in grouped_b[example_id])
-        if right_a == right_b:
-            continue
-        flip = Flip(
-            example_id=example_id,
-            expected=expected.get(example_id, "?"),
-            label_a=grouped_a[example_id][0].label,
-            label_b=grouped_b[example_id][0].label,
-        )
-        (diff.fixed if right_b else diff.broken).append(flip)
-    if common:
-        for name, measure in (("accuracy", _mean_correct), ("pass^k", _all_correct)):
-            a = np.array([measure(grouped_a[i]) for i in common])
-            b = np.array([measure(grouped_b[i]) for i in common])
-            delta, low, high = paired_bootstrap_diff(a, b, seed=seed)
-            diff.deltas.append(
-                MetricDelta(
-                    name=name,
-                    a=float(a.mean()),
-                    b=float(b.mean()),
-                    delta=delta,
-                    low=low,
-                    high=high,
-                )
-            )
-    return diff
 
 
-def comparability_notes(a: RunInfo, b: RunInfo) -> list[str]:
-    """What makes two runs' figures not directly comparable, one line each."""
-    notes = []
-    if a.dataset_hash != b.dataset_hash:
-        notes.append(
-            f"the runs used different datasets ({a.dataset_name} {a.dataset_hash[:12]} "
-            f"vs {b.dataset_name} {b.dataset_hash[:12]})"
+@dataclass(frozen=True)
+class _Pairs:
+    """Two runs' results grouped by example, and what every view compares them over."""
+
+    a: Mapping[str, Sequence[PairResult]]
+    b: Mapping[str, Sequence[PairResult]]
+    common: Sequence[str]
+    references: Mapping[str, str | None]
+    seed: int
+
+    def compare(
+        self, read_a: _View, read_b: _View, *, rate: str = "pass rate", always_pass_k: bool = False
+    ) -> PairedDiff:
+        """One view compared: flips, abstentions, deltas and McNemar's test."""
+        reps_a = {i: [read_a(r) for r in self.a[i]] for i in self.common}
+        reps_b = {i: [read_b(r) for r in self.b[i]] for i in self.common}
+        settled_a = example_outcomes({i: [r.outcome for r in reps] for i, reps in reps_a.items()})
+        settled_b = example_outcomes({i: [r.outcome for r in reps] for i, reps in reps_b.items()})
+        diff = PairedDiff()
+        paired = []
+        for i in self.common:
+            outcome_a, outcome_b = settled_a[i], settled_b[i]
+            if outcome_a is None or outcome_b is None:
+                diff.abstained.append(i)
+                continue
+            paired.append(i)
+            if outcome_a == outcome_b:
+                if outcome_a:
+                    diff.both_passed += 1
+                else:
+                    diff.both_failed += 1
+                continue
+            flip = _flip(i, self.references.get(i), reps_a[i], reps_b[i], fixed=outcome_b)
+            (diff.fixed if outcome_b else diff.broken).append(flip)
+        diff.n_paired = len(paired)
+        diff.mcnemar_p = mcnemar_exact(len(diff.broken), len(diff.fixed))
+        if paired:
+            shares = [(_share(reps_a[i]), _share(reps_b[i])) for i in paired]
+            diff.deltas.append(self._delta(rate, shares))
+            repeated = any(len(reps_a[i]) > 1 or len(reps_b[i]) > 1 for i in paired)
+            if always_pass_k or repeated:
+                passed = [
+                    (float(settled_a[i] is True), float(settled_b[i] is True)) for i in paired
+                ]
+                diff.deltas.append(self._delta("pass^k", passed))
+        values = [
+            (mean_a, mean_b)
+            for i in self.common
+            if (mean_a := _mean_value(reps_a[i])) is not None
+            and (mean_b := _mean_value(reps_b[i])) is not None
+        ]
+        if values and not {v for pair in values for v in pair} <= {0.0, 1.0}:
+            diff.deltas.append(self._delta("mean value", values))
+        return diff
+
+    def _delta(self, name: str, pairs: Sequence[tuple[float, float]]) -> MetricDelta:
+        a = np.array([first for first, _ in pairs], dtype=np.float64)
+        b = np.array([second for _, second in pairs], dtype=np.float64)
+        delta, low, high = paired_bootstrap_diff(a, b, seed=self.seed)
+        return MetricDelta(
+            name=name,
+            n=len(pairs),
+            a=float(a.mean()),
+            b=float(b.mean()),
+            delta=delta,
+            low=low,
+            high=high,
         )
-    config_a, config_b = a.run_config, b.run_config
-    if config_a.k != config_b.k:
-        notes.append(f"the runs used different k ({config_a.k} vs {config_b.k}): pass^k differs")
-    if (config_a.label_map or None) != (config_b.label_map or None):
-        notes.append(
-            "the runs used different label maps: their mapped figures mean different things"
-        )
-    return notes
+
+
+def _flip(
+    example_id: str,
+    reference: str | None,
+    reps_a: Sequence[_Rep],
+    reps_b: Sequence[_Rep],
+    *,
+    fixed: bool,
+) -> Flip:
+    shown_a, shown_b = _shown(reps_a), _shown(reps_b)
+    failing = shown_a if fixed else shown_b
+    return Flip(
+        example_id=example_id,
+        expected=None if reference is None else _clip(reference),
+        answer_a=shown_a.answer,
+        answer_b=shown_b.answer,
+        reason=failing.reason,
+    )
+
+
+def _shown(reps: Sequence[_Rep]) -> _Rep:
+    """The repetition a flip shows: the first that failed, else the first."""
+    return next((r for r in reps if r.outcome is False), reps[0])
+
+
+def _outcome_view(specs: Mapping[str, ScorerSpec | None]) -> _View:
+    gating = {name for name, spec in specs.items() if spec is None or spec.gating}
+
+    def read(result: PairResult) -> _Rep:
+        if result.output is None:
+            return _Rep(False, None, _call_error(result))
+        answer = _answer(result.output, label_first=True)
+        if result.passed is not False:
+            return _Rep(result.passed, answer)
+        failed = [s for s in result.scores if s.passed is False and s.name in gating]
+        reason = "; ".join(f"{s.name}: {reason_of(s) or 'failed'}" for s in failed)
+        return _Rep(False, answer, _clip(reason))
+
+    return read
+
+
+def _scorer_view(name: str, label_first: bool) -> _View:
+    def read(result: PairResult) -> _Rep:
+        if result.output is None:
+            return _Rep(False, None, _call_error(result))
+        answer = _answer(result.output, label_first=label_first)
+        score = result.score(name)
+        if score is None:  # a result stored before the scorer joined the run
+            return _Rep(None, answer)
+        reason = "" if score.passed else _clip(reason_of(score))
+        return _Rep(score.passed, answer, reason, score.value)
+
+    return read
+
+
+def _answer(output: Output | None, *, label_first: bool) -> str | None:
+    if output is None:
+        return None
+    first, second = (output.label, output.text) if label_first else (output.text, output.label)
+    text = first if first is not None else second
+    if text is None and output.raw is not None:
+        text = json.dumps(output.raw, ensure_ascii=False, separators=(",", ":"), default=str)
+    return None if text is None else _clip(text)
+
+
+def _call_error(result: PairResult) -> str:
+    error = f"{result.error_type or 'Error'}: {result.error_message or ''}".rstrip(": ")
+    return _clip(f"the call failed: {error}")
+
+
+def _clip(text: str) -> str:
+    return escape.clip(text, FLIP_TEXT_CHARS)
+
+
+def _share(reps: Sequence[_Rep]) -> float:
+    decided = [r.outcome for r in reps if r.outcome is not None]
+    return sum(decided) / len(decided)
+
+
+def _mean_value(reps: Sequence[_Rep]) -> float | None:
+    values = [r.value for r in reps if r.value is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _specs(
+    specs: Sequence[ScorerSpec] | None, results: Sequence[PairResult]
+) -> dict[str, ScorerSpec | None]:
+    """The run's scorers by name, in order; without specs, the names its scores carry."""
+    if specs is not None:
+        return {spec.label: spec for spec in specs}
+    names: dict[str, ScorerSpec | None] = {}
+    for result in results:
+        for score in result.scores:
+            names.setdefault(score.name, None)
+    return names
 
 
 def _group(results: Sequence[PairResult]) -> dict[str, list[PairResult]]:
@@ -148,9 +388,10 @@ def _group(results: Sequence[PairResult]) -> dict[str, list[PairResult]]:
     return grouped
 
 
-def _mean_correct(results: Sequence[PairResult]) -> float:
-    return sum(r.correct for r in results) / len(results)
-
-
-def _all_correct(results: Sequence[PairResult]) -> float:
-    return float(all(r.correct for r in results))
+def _in_order(ids: Sequence[str], examples: Sequence[Example]) -> list[str]:
+    """``ids`` in dataset order (first listing wins); ids of no example last, as given."""
+    position: dict[str, int] = {}
+    for example in examples:
+        position.setdefault(example.id, len(position))
+    last = len(position)
+    return sorted(ids, key=lambda i: position.get(i, last))
