@@ -1,8 +1,10 @@
 """Runs scored by several scorers of the tests' own, stored where a test says.
 
 The scorers cover every verdict a report must show: a pass / fail with an explanation
-and evidence (``mentions``), a measured value (``brevity``), an abstention
-(``has_reference``), an error (``fragile``) and a reported-only scorer.
+and evidence (``mentions``), a measured value (``brevity``), an abstention (``mentions``
+on an example that names no word), an error (``fragile``), a reported-only scorer
+(``brevity`` in :func:`default_scorers`), and explanations and quotes that repeat the
+output, hostile or huge as it may be (``echo``).
 """
 
 from __future__ import annotations
@@ -60,25 +62,54 @@ def fragile() -> ScoreFunction:
     return score
 
 
-class answers:
-    """A system answering ``table[input['id']]``; a missing id makes the call fail."""
+@scorer(name="echo", description="Fails, quoting the output back.")
+def echo(*, quotes: int = 1) -> ScoreFunction:
+    """Fails with the whole output as its explanation and ``quotes`` unverified quotes of it."""
 
-    def __init__(self, table: dict[str, str]) -> None:
+    def score(example: Example, output: Output) -> Score:
+        text = output.answer_text or ""
+        return Score(
+            passed=False,
+            explanation=text,
+            evidence=[Evidence(quote=text, verified=False, note=text) for _ in range(quotes)],
+        )
+
+    return score
+
+
+class answers:
+    """A system answering ``table[input['id']]``; a missing id makes the call fail.
+
+    A list of answers is answered in turn, one per call, so repetitions can differ.
+    """
+
+    def __init__(self, table: dict[str, str | list[str]]) -> None:
         self.table = table
+        self.calls: dict[str, int] = {}
 
     async def __call__(self, input: dict[str, Any]) -> str:
-        return self.table[input["id"]]
+        answer = self.table[input["id"]]
+        if isinstance(answer, str):
+            return answer
+        turn = self.calls.get(input["id"], 0)
+        self.calls[input["id"]] = turn + 1
+        return answer[turn % len(answer)]
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "python", "target": "tests.helpers.scored:answers"}
 
 
-def dataset(words: dict[str, str], *, cohort: str | None = None) -> Dataset:
-    """One example per id, expecting its word; the input carries the id."""
+def dataset(words: dict[str, str | None], *, cohort: str | None = None) -> Dataset:
+    """One example per id, expecting its word (None: no word); the input carries the id."""
     return Dataset(
         name="words",
         examples=[
-            Example(id=i, input={"id": i}, expected={"word": w}, cohort=cohort)
+            Example(
+                id=i,
+                input={"id": i},
+                expected={"word": w} if w is not None else None,
+                cohort=cohort,
+            )
             for i, w in words.items()
         ],
     )

@@ -129,7 +129,7 @@ def report(
         int | None,
         typer.Option(
             min=0,
-            help=f"Examples --failures lists [default: {FAILURES_SHOWN}; csv and html: all]; "
+            help=f"Examples --failures lists \\[default: {FAILURES_SHOWN}; csv and html: all]; "
             "0: all.",
         ),
     ] = None,
@@ -145,6 +145,8 @@ def report(
         raise InputError(
             "--failures lists examples: use --format text, json, markdown, csv or html"
         )
+    if limit is not None and not failures:
+        raise InputError("--limit counts the examples --failures lists: add --failures")
     store = open_store()
     try:
         try:
@@ -224,7 +226,7 @@ def _emit_failures(
     shown = limit if limit is not None else (0 if export else FAILURES_SHOWN)
     found = find_failures(stored.report, stored.examples, stored.results, limit=shown or None)
     report, examples, results = stored.report, stored.examples, stored.results
-    only = {e.example_id for e in found.examples}
+    only = [e.example_id for e in found.examples]
     if format is ReportFormat.csv:
         from arbiter.harness.csv_report import report_csv
 
@@ -234,7 +236,7 @@ def _emit_failures(
 
         text = report_html(report, examples, results, only=only)
     elif format is ReportFormat.json:
-        text = found.model_dump_json(indent=2) + "\n"
+        text = _json_text(found.model_dump(mode="json"))
     elif format is ReportFormat.markdown:
         from arbiter.harness.formats import failures_markdown
 
@@ -247,6 +249,19 @@ def _emit_failures(
             return
         text = _plain(failures_renderable(found))
     _emit(text, output)
+
+
+def _json_text(payload: object) -> str:
+    """Indented JSON, UTF-8 as is, with ``\\u`` escapes only if a lone surrogate (from a
+    model's answer) leaves no other way to write it."""
+    import json
+
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(payload, indent=2, ensure_ascii=True)
+    return text + "\n"
 
 
 def _emit(text: str, output: Path | None) -> None:

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from arbiter import escape
 from arbiter.harness.failures import FailingExample, FailingRepetition, Failures, ScorerVerdict
+from arbiter.harness.pairs import shown_outcome
 
 __all__ = ["failures_renderable"]
 
@@ -43,6 +44,9 @@ def _evidence_lines(verdict: ScorerVerdict, indent: str) -> list[Text]:
         if evidence.note:
             line.append(f" — {_inert(evidence.note)}", style="dim")
         lines.append(line)
+    more = verdict.evidence_total - len(verdict.evidence)
+    if more > 0:
+        lines.append(Text(f"{indent}… {more} more quote(s)", style="dim"))
     return lines
 
 
@@ -62,13 +66,13 @@ def _scorer_lines(verdict: ScorerVerdict, width: int) -> list[Text]:
 
 def _repetition_lines(rep: FailingRepetition) -> list[Text]:
     head = Text(f"  rep {rep.repetition}  ")
-    head.append(rep.outcome, style=_STYLE.get(rep.outcome, "red"))
+    head.append(shown_outcome(rep.outcome), style=_STYLE.get(rep.outcome, "red"))
     if rep.error is not None:
         head.append(f"  call failed: {_inert(rep.error)}", style="red")
     elif rep.output is not None:
-        clipped = " (clipped)" if rep.output_chars > len(rep.output) else ""
+        clipped = " clipped" if rep.output_chars > min(len(rep.output), _OUTPUT_CHARS) else ""
         head.append(f"  output: {_inert(rep.output, _OUTPUT_CHARS)}")
-        head.append(f"{clipped} [{rep.output_chars:,} chars]", style="dim")
+        head.append(f" [{rep.output_chars:,} chars{clipped}]", style="dim")
     width = max((len(_inert(s.name, 40)) for s in rep.scores), default=0)
     lines = [head]
     for verdict in rep.scores:
@@ -80,7 +84,7 @@ def _example_lines(example: FailingExample) -> list[Text]:
     head = Text()
     head.append(f"{_MARK[example.outcome]} ", style=_STYLE[example.outcome])
     head.append(_inert(example.example_id, 120), style="bold")
-    head.append(f"  {example.outcome}", style=_STYLE[example.outcome])
+    head.append(f"  {shown_outcome(example.outcome)}", style=_STYLE[example.outcome])
     if example.cohort is not None:
         head.append(f" · cohort {_inert(example.cohort, 80)}")
     if example.expected is not None:

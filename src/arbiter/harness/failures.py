@@ -2,22 +2,33 @@
 
 An example is listed when one of its repetitions is not a clean pass: the call failed,
 or a scorer failed, abstained or errored on it (a reported-only scorer's failure
-included). The worst come first: examples whose outcome failed, then undecided ones,
-then those that passed the gating scorers but not every scorer; within each, the most
-failed repetitions first, then dataset order. Texts are clipped here so the list stays
-bounded in every format; they are escaped where they are shown.
+included). An abstention is listed as an abstention, never as a failure.
+
+The worst come first:
+
+1. by outcome: examples with a failed repetition, then undecided ones (no gating scorer
+   decided), then those that passed the gating scorers but not every scorer;
+2. then by the share of repetitions that failed, highest first;
+3. then by the failures of gating scorers summed over repetitions (a failed call counts
+   as a failure of every gating scorer), then by the other verdicts that are not a pass
+   (abstentions, scorer errors, failures of reported-only scorers);
+4. then in dataset order.
+
+Texts are clipped here so the list stays bounded in every format; they are escaped
+where they are shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
 from arbiter import escape
 from arbiter.contract import Evidence, Example, PairResult, Report
-from arbiter.harness.pairs import Outcome, PairRow, Verdict, pair_rows, reason_of, verdict_of
+from arbiter.harness.pairs import Outcome, PairRow, Verdict, pair_rows, verdict_of
 
 __all__ = [
     "ExampleOutcome",
@@ -29,7 +40,8 @@ __all__ = [
 ]
 
 ExampleOutcome = Literal["failed", "unknown", "passed"]
-"""An example's outcome over its repetitions: failed if one failed, passed if all passed."""
+"""An example's outcome over its repetitions: failed if one failed, passed if all passed,
+else unknown (undecided: no gating scorer decided a repetition, and none failed)."""
 
 _MAX_EVIDENCE = 10
 """Quotes kept per score."""
@@ -51,15 +63,26 @@ class ScorerVerdict(BaseModel):
     """The category it read, when it reads one."""
     expected: str | None = None
     """The category it expected."""
-    reason: str = ""
-    """Why, in a line: its error, else its explanation, else ``expected 'x', got 'y'``
-    for a category it failed (clipped)."""
     explanation: str = ""
     """Its explanation (clipped)."""
     evidence: list[Evidence] = Field(default_factory=list)
-    """Its quotes, verified or not (clipped, at most ten)."""
+    """Its quotes, verified or not (each clipped, at most ten)."""
+    evidence_total: int = 0
+    """How many quotes it gave, kept or not."""
     error: str | None = None
-    """What the scorer raised, when it errored."""
+    """What the scorer raised, when it errored (clipped)."""
+
+    @property
+    def reason(self) -> str:
+        """Why, in a line: its error, else its explanation, else ``expected 'x', got 'y'``
+        for a category it failed (as :func:`arbiter.harness.pairs.reason_of`)."""
+        if self.error is not None:
+            return self.error
+        if self.explanation:
+            return self.explanation
+        if self.verdict == "fail" and self.expected is not None:
+            return f"expected {self.expected!r}, got {self.answer!r}"
+        return ""
 
 
 class FailingRepetition(BaseModel):
@@ -72,7 +95,7 @@ class FailingRepetition(BaseModel):
     output: str | None = None
     """What the system answered (text, else label; clipped); None when the call failed."""
     output_chars: int = 0
-    """Length of the whole output, to tell a clipped one."""
+    """Length of the whole output in characters, to tell a clipped one."""
     error: str | None = None
     """``Type: message`` of the failed call."""
     scores: list[ScorerVerdict] = Field(default_factory=list)
@@ -94,16 +117,6 @@ class FailingExample(BaseModel):
     """The repetitions that were not a clean pass, in order."""
     clean_repetitions: list[int] = Field(default_factory=list)
     """The repetitions every scorer passed."""
-
-    @property
-    def failing_scorers(self) -> list[str]:
-        """Scorers that failed or errored on a repetition, in the run's order."""
-        names: list[str] = []
-        for rep in self.repetitions:
-            for s in rep.scores:
-                if s.verdict in ("fail", "error") and s.name not in names:
-                    names.append(s.name)
-        return names
 
 
 class Failures(BaseModel):
@@ -146,34 +159,50 @@ def find_failures(
     by_example: dict[str, list[PairRow]] = {}
     for row in pair_rows(examples, results):
         by_example.setdefault(row.example_id, []).append(row)
-    candidates: list[tuple[tuple[int, int, int], FailingExample]] = []
-    for position, (example_id, rows) in enumerate(by_example.items()):
-        dirty = [row for row in rows if not _clean(row)]
-        if not dirty:
-            continue
-        outcome = _example_outcome(rows)
-        listed = FailingExample(
-            example_id=example_id,
-            cohort=rows[0].cohort,
-            expected=_clip(rows[0].expected, max_chars),
-            outcome=outcome,
-            repetitions=[_repetition(row, gating, max_chars) for row in dirty],
-            clean_repetitions=[row.repetition for row in rows if _clean(row)],
-        )
-        failed_reps = sum(row.outcome in ("failed", "error") for row in rows)
-        candidates.append(((_SEVERITY[outcome], -failed_reps, position), listed))
+    gating_count = sum(gating.values())
+    candidates: list[tuple[_Rank, list[PairRow]]] = []
+    for position, rows in enumerate(by_example.values()):
+        if not all(row.clean for row in rows):
+            candidates.append((_rank(rows, position, gating, gating_count), rows))
     candidates.sort(key=lambda pair: pair[0])
     chosen = candidates if limit is None else candidates[:limit]
     return Failures(
         run_id=report.run_id,
         examples_total=len(by_example),
         listed_total=len(candidates),
-        examples=[listed for _, listed in chosen],
+        examples=[_listed(rows, gating, max_chars) for _, rows in chosen],
     )
 
 
-def _clean(row: PairRow) -> bool:
-    return row.outcome == "passed" and bool(row.scores) and all(s.passed for s in row.scores)
+_Rank = tuple[int, Fraction, int, int, int]
+"""Sort key of a listed example: smaller is worse."""
+
+
+def _rank(rows: Sequence[PairRow], position: int, gating: dict[str, bool], n_gating: int) -> _Rank:
+    failed_reps = sum(row.outcome in ("failed", "error") for row in rows)
+    failures = others = 0
+    for row in rows:
+        if row.outcome == "error":
+            failures += n_gating or 1
+        for s in row.scores:
+            if s.passed is False and gating.get(s.name, True):
+                failures += 1
+            elif not s.passed:
+                others += 1
+    outcome = _example_outcome(rows)
+    return (_SEVERITY[outcome], -Fraction(failed_reps, len(rows)), -failures, -others, position)
+
+
+def _listed(rows: Sequence[PairRow], gating: dict[str, bool], max_chars: int) -> FailingExample:
+    first = rows[0]
+    return FailingExample(
+        example_id=first.example_id,
+        cohort=first.cohort,
+        expected=_clip(first.expected, max_chars),
+        outcome=_example_outcome(rows),
+        repetitions=[_repetition(row, gating, max_chars) for row in rows if not row.clean],
+        clean_repetitions=[row.repetition for row in rows if row.clean],
+    )
 
 
 def _example_outcome(rows: Sequence[PairRow]) -> ExampleOutcome:
@@ -187,7 +216,7 @@ def _clip(text: str | None, limit: int) -> str | None:
 
 
 def _repetition(row: PairRow, gating: dict[str, bool], max_chars: int) -> FailingRepetition:
-    output = row.output_text if row.output_text is not None else row.output_label
+    output = row.answer
     return FailingRepetition(
         repetition=row.repetition,
         outcome=row.outcome,
@@ -202,7 +231,6 @@ def _repetition(row: PairRow, gating: dict[str, bool], max_chars: int) -> Failin
                 value=s.value,
                 answer=_clip(s.answer, max_chars),
                 expected=_clip(s.expected, max_chars),
-                reason=escape.clip(reason_of(s), max_chars),
                 explanation=escape.clip(s.explanation, max_chars),
                 evidence=[
                     e.model_copy(
@@ -213,6 +241,7 @@ def _repetition(row: PairRow, gating: dict[str, bool], max_chars: int) -> Failin
                     )
                     for e in s.evidence[:_MAX_EVIDENCE]
                 ],
+                evidence_total=len(s.evidence),
                 error=_clip(s.error, max_chars),
             )
             for s in row.scores

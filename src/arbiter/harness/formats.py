@@ -14,7 +14,7 @@ from arbiter import escape
 from arbiter.contract import ClassificationMetrics, Example, Interval, PairResult, Report, Score
 from arbiter.harness.failures import FailingExample, Failures, find_failures
 from arbiter.harness.figures import binary_valued, headline, label_only, pct, scorer_figures
-from arbiter.harness.pairs import reason_of
+from arbiter.harness.pairs import reason_of, shown_outcome
 
 __all__ = ["failures_markdown", "report_junit", "report_markdown"]
 
@@ -66,22 +66,37 @@ def _scorer_rows(report: Report, results: Sequence[PairResult]) -> list[str]:
     return lines
 
 
-def _complaints(example: FailingExample) -> list[tuple[str, str]]:
-    """(scorer, why) for each scorer that did not pass, from its first such repetition."""
+_COMPLAINT_CHARS = 200
+"""Characters of one scorer's complaint in the worst-examples table (before escaping)."""
+_CHECKED = {True: "verified", False: "not found", None: "unchecked"}
+
+
+def _complaints(example: FailingExample) -> list[str]:
+    """Why each scorer did not pass, from its first such repetition, with its first quote;
+    a failed call first. An abstention is named as one, never as a failure."""
     found: dict[str, str] = {}
     for rep in example.repetitions:
         if rep.error is not None:
-            found.setdefault("(call)", rep.error)
+            found.setdefault("", f"call failed (rep {rep.repetition}): {rep.error}")
         for v in rep.scores:
-            if v.verdict != "pass" and v.name not in found:
-                shown = v.name if v.verdict == "fail" else f"{v.name} ({v.verdict})"
-                shown += "" if v.gating else " (reported only)"
-                found[v.name] = f"{shown}: {v.reason or v.verdict}"
-    return [(name, text) for name, text in found.items()]
+            if v.verdict == "pass" or v.name in found:
+                continue
+            shown = v.name if v.verdict == "fail" else f"{v.name} ({v.verdict})"
+            shown += "" if v.gating else " (reported only)"
+            why = escape.clip(v.reason or v.verdict, _COMPLAINT_CHARS)
+            if v.evidence:
+                quote = v.evidence[0]
+                why += f" — “{escape.clip(quote.quote, 80)}” {_CHECKED[quote.verified]}"
+            found[v.name] = f"{shown}: {why}"
+    return list(found.values())
 
 
 def failures_markdown(failures: Failures) -> str:
-    """The "worst examples" section: one table row per listed example, worst first."""
+    """The "worst examples" section: one table row per listed example, worst first.
+
+    Every cell is escaped with :func:`arbiter.escape.markdown` (pipes, backticks, links,
+    HTML and newlines cannot change the table) and clipped.
+    """
     md = escape.markdown
     lines = ["### Worst examples", ""]
     if not failures.listed_total:
@@ -95,12 +110,12 @@ def failures_markdown(failures: Failures) -> str:
     ]
     for example in failures.examples:
         total = len(example.repetitions) + len(example.clean_repetitions)
-        why = "; ".join(text for _, text in _complaints(example))
+        why = "; ".join(_complaints(example))
         first = example.repetitions[0]
         output = first.output if first.output is not None else ""
         lines.append(
-            f"| {md(example.example_id, limit=120)} | {example.outcome} | "
-            f"{len(example.repetitions)}/{total} | {md(why, limit=300)} | "
+            f"| {md(example.example_id, limit=120)} | {shown_outcome(example.outcome)} | "
+            f"{len(example.repetitions)}/{total} | {md(why, limit=600)} | "
             f"{md(output, limit=120)} |"
         )
     if failures.left_out:

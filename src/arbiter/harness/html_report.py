@@ -12,14 +12,25 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from arbiter import escape
-from arbiter.contract import ClassificationMetrics, Example, PairResult, Report, Score
+from arbiter.contract import ClassificationMetrics, Example, Interval, PairResult, Report, Score
 from arbiter.harness.figures import binary_valued, headline, label_only, scorer_figures
 from arbiter.harness.html_style import STYLE
-from arbiter.harness.pairs import PairRow, pair_rows, reason_of, verdict_of
+from arbiter.harness.pairs import (
+    PairRow,
+    pair_rows,
+    reason_of,
+    select_rows,
+    shown_outcome,
+    verdict_of,
+)
 
-__all__ = ["report_html"]
+__all__ = ["MAX_PAIRS", "report_html"]
+
+MAX_PAIRS = 5_000
+"""Pairs the table of examples shows at most; the page says how many it left out."""
 
 _OUTPUT_CHARS = 2_000
+_OUTPUT_LEAD = 300
 _TEXT_CHARS = 1_000
 _QUOTE_CHARS = 500
 _MAX_QUOTES = 10
@@ -29,6 +40,20 @@ _h = escape.html
 
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
+
+
+def _bar(interval: Interval | None) -> str:
+    """An interval drawn as a bar on a 0-100% track, with a tick at the estimate."""
+    if interval is None:
+        return ""
+    low, high, point = (
+        100 * min(max(v, 0.0), 1.0) for v in (interval.low, interval.high, interval.estimate)
+    )
+    return (
+        f'<span class="ci" role="img" aria-label="95% interval {low:.1f}% to {high:.1f}%">'
+        f'<span class="ci-range" style="left:{low:.2f}%;width:{max(high - low, 0.5):.2f}%">'
+        f'</span><span class="ci-point" style="left:{point:.2f}%"></span></span>'
+    )
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], *, numeric_from: int = 1) -> str:
@@ -90,12 +115,12 @@ def _scorers(report: Report, binary: Collection[str]) -> str:
     head += [*(["mean value [95% CI]"] if show_value else []), f"pass^{report.k}"]
     head += ["model calls"] if show_model else []
     rows = []
-    for f in figures:
+    for f, section in zip(figures, report.sections.values(), strict=True):
         row = [
             f"<strong>{_h(f.name)}</strong>",
             "yes" if f.gating else '<span class="muted">reported only</span>',
             f"<strong>{_h(f.pass_rate)}</strong>",
-            _h(f.interval),
+            f'<span class="nowrap">{_h(f.interval)} {_bar(section.pass_rate)}</span>',
             str(f.n),
             str(f.passed),
             _count(f.failed, "fail"),
@@ -166,7 +191,8 @@ def _cohorts(report: Report) -> str:
             _h(name, limit=200),
             str(c.n),
             _pct(c.accuracy.estimate),
-            f"[{_pct(c.accuracy.low)}, {_pct(c.accuracy.high)}]",
+            f'<span class="nowrap">[{_pct(c.accuracy.low)}, {_pct(c.accuracy.high)}] '
+            f"{_bar(c.accuracy)}</span>",
             _pct(c.pass_k),
         ]
         for name, c in report.cohorts.items()
@@ -208,49 +234,78 @@ def _score_cell(score: Score | None, binary: bool) -> str:
     return f"{badge}{explanation}{_evidence(score)}"
 
 
-def _pair_row(row: PairRow, names: Sequence[str], binary: Collection[str]) -> str:
-    clean = row.outcome == "passed" and all(s.passed for s in row.scores)
-    classes = f"outcome-{row.outcome}" + (" clean" if clean else "")
+def _output(row: PairRow) -> str:
     if row.error is not None:
-        output = f'<span class="error-text">{_h(row.error, limit=_TEXT_CHARS)}</span>'
-    else:
-        label = row.output_label
-        text = row.output_text
-        output = ""
-        if label is not None and label != text:
-            output += f'<span class="label">{_h(label, limit=200)}</span> '
-        if text is not None:
-            output += f'<span class="text">{_h(text, limit=_OUTPUT_CHARS)}</span>'
+        return f'<span class="error-text">{_h(row.error, limit=_TEXT_CHARS)}</span>'
+    shown = ""
+    label, text = row.output_label, row.output_text
+    if label is not None and text is not None and label != text:
+        shown += f'<span class="label">{_h(label, limit=200)}</span> '
+    answer = row.answer
+    if answer is None:
+        return shown
+    if len(answer) <= _OUTPUT_LEAD:
+        return shown + f'<span class="text">{_h(answer)}</span>'
+    # A long answer shows its start; the rest (up to the bound) unfolds on a click.
+    rest = answer[_OUTPUT_LEAD:_OUTPUT_CHARS]
+    clipped = ", clipped" if len(answer) > _OUTPUT_CHARS else ""
+    return (
+        shown + f'<span class="text">{_h(answer[:_OUTPUT_LEAD])}</span>'
+        f'<details class="more"><summary>{len(answer):,} characters{clipped}</summary>'
+        f'<span class="text">{_h(rest)}</span></details>'
+    )
+
+
+def _pair_row(row: PairRow, names: Sequence[str], binary: Collection[str]) -> str:
+    classes = f"outcome-{row.outcome}" + (" clean" if row.clean else "")
     cells = [
         f"<td><code>{_h(row.example_id, limit=200)}</code></td>",
         f'<td class="num">{row.repetition}</td>',
         f"<td>{_h(row.cohort or '', limit=200)}</td>",
         f'<td class="expected">{_h(row.expected or "", limit=_QUOTE_CHARS)}</td>',
-        f'<td class="output">{output}</td>',
-        f'<td><span class="o o-{row.outcome}">{row.outcome}</span></td>',
+        f'<td class="output">{_output(row)}</td>',
+        f'<td><span class="o o-{row.outcome}">{shown_outcome(row.outcome)}</span></td>',
         *(f"<td>{_score_cell(row.score(name), name in binary)}</td>" for name in names),
     ]
     return f'<tr class="{classes}">{"".join(cells)}</tr>'
 
 
-def _pairs(report: Report, rows: Sequence[PairRow], binary: Collection[str]) -> str:
+def _pairs(
+    report: Report,
+    rows: Sequence[PairRow],
+    binary: Collection[str],
+    *,
+    selected: bool,
+    max_pairs: int,
+) -> str:
     names = [spec.label for spec in report.scorers]
     head = "".join(
         f"<th>{_h(n)}</th>"
         for n in ["example", "rep", "cohort", "expected", "output", "outcome", *names]
     )
-    body = "".join(_pair_row(row, names, binary) for row in rows)
-    issues = sum(
-        1 for row in rows if not (row.outcome == "passed" and all(s.passed for s in row.scores))
-    )
+    shown = rows[:max_pairs]
+    body = "".join(_pair_row(row, names, binary) for row in shown)
+    issues = sum(1 for row in rows if not row.clean)
+    if selected:
+        title = "Examples not passed by every scorer, worst first"
+        counts = f"{len(rows):,} pairs of these examples · {issues:,} not passed by every scorer"
+    else:
+        title = "Examples"
+        counts = f"{len(rows):,} pairs · {issues:,} not passed by every scorer"
+    left_out = ""
+    if len(rows) > len(shown):
+        left_out = (
+            f'<p class="left-out">The table shows the first {len(shown):,} of {len(rows):,} '
+            "pairs. <code>arbiter report RUN --format csv</code> has every pair, and "
+            "<code>--failures</code> the worst examples first.</p>"
+        )
     return (
-        f'<h2>Examples <span class="muted">{len(rows)} pairs · {issues} not passed by every '
-        "scorer</span></h2>"
+        f'<h2>{title} <span class="muted">{counts}</span></h2>'
         '<input type="checkbox" id="only-issues" class="toggle">'
         '<label for="only-issues" class="toggle-label">show only pairs not passed by every '
         "scorer</label>"
         f'<div class="scroll"><table class="pairs"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
+        f"<tbody>{body}</tbody></table></div>{left_out}"
     )
 
 
@@ -259,7 +314,8 @@ def report_html(
     examples: Sequence[Example],
     results: Sequence[PairResult],
     *,
-    only: Collection[str] | None = None,
+    only: Sequence[str] | None = None,
+    max_pairs: int = MAX_PAIRS,
 ) -> str:
     """The whole report as one HTML document.
 
@@ -267,9 +323,11 @@ def report_html(
         report: The run's report.
         examples: The examples in scope, in dataset order.
         results: The run's pair results.
-        only: Example ids whose pairs the table keeps (e.g. the failures); None: all.
+        only: Example ids whose pairs the table keeps, in the order given (e.g. the
+            failures, worst first); None: every example, in dataset order.
+        max_pairs: Most pairs the table shows.
     """
-    rows = [r for r in pair_rows(examples, results) if only is None or r.example_id in only]
+    rows = select_rows(pair_rows(examples, results), only)
     binary = binary_valued(results)
     title = _h(f"Arbiter report — {report.dataset}", limit=200)
     footnote = (
@@ -288,6 +346,6 @@ def report_html(
         + _scorers(report, binary)
         + _labels(report)
         + _cohorts(report)
-        + _pairs(report, rows, binary)
+        + _pairs(report, rows, binary, selected=only is not None, max_pairs=max_pairs)
         + f"<footer>{footnote}</footer></main></body></html>\n"
     )

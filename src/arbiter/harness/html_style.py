@@ -27,7 +27,7 @@ h3 { font-size: 14px; margin: 18px 0 8px; font-weight: 600; }
 code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .badge { font-size: 12px; padding: 2px 8px; border-radius: 999px; vertical-align: middle; }
 .badge-warn { background: var(--abstain-bg); color: var(--abstain); }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 12px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 12px; }
 .card {
   border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; background: var(--soft);
 }
@@ -79,6 +79,18 @@ q { font-style: italic; overflow-wrap: anywhere; }
 .q-verified { color: var(--pass); }
 .q-not-found { color: var(--fail); }
 .q-unchecked { color: var(--muted); }
+.ci {
+  position: relative; display: inline-block; width: 110px; height: 10px; margin-left: 8px;
+  background: var(--soft); border: 1px solid var(--line); border-radius: 3px;
+  vertical-align: -1px;
+}
+.ci-range { position: absolute; top: 1px; bottom: 1px; background: #a5c8f5; border-radius: 2px; }
+.ci-point {
+  position: absolute; top: -3px; bottom: -3px; width: 2px; margin-left: -1px;
+  background: var(--accent);
+}
+details.more .text { font-size: 13px; }
+.left-out { color: var(--muted); font-size: 13px; }
 .toggle { margin: 0 6px 10px 0; vertical-align: middle; }
 .toggle-label { color: var(--muted); cursor: pointer; }
 body:has(#only-issues:checked) tr.clean { display: none; }

@@ -22,6 +22,8 @@ __all__ = [
     "expected_text",
     "pair_rows",
     "reason_of",
+    "select_rows",
+    "shown_outcome",
     "verdict_of",
 ]
 
@@ -60,6 +62,22 @@ class PairRow(BaseModel):
     def score(self, name: str) -> Score | None:
         """The score of the scorer named ``name``, if it scored this pair."""
         return next((s for s in self.scores if s.name == name), None)
+
+    @property
+    def answer(self) -> str | None:
+        """What the system said, as a reader wants it: the text, else the label."""
+        return self.output_text if self.output_text is not None else self.output_label
+
+    @property
+    def clean(self) -> bool:
+        """Whether every scorer of the run passed this pair (reported-only ones too)."""
+        return self.outcome == "passed" and bool(self.scores) and all(s.passed for s in self.scores)
+
+
+def shown_outcome(outcome: str) -> str:
+    """An outcome in a reader's words: ``unknown`` is shown as ``undecided`` (no gating
+    scorer decided), the word the report's headline uses; the others as they are."""
+    return "undecided" if outcome == "unknown" else outcome
 
 
 def verdict_of(score: Score) -> Verdict:
@@ -145,3 +163,12 @@ def pair_rows(examples: Sequence[Example], results: Sequence[PairResult]) -> lis
             )
         )
     return rows
+
+
+def select_rows(rows: Sequence[PairRow], only: Sequence[str] | None) -> list[PairRow]:
+    """The rows of the examples in ``only``, in that order (each example's repetitions in
+    order); None: every row as it is."""
+    if only is None:
+        return list(rows)
+    rank = {example_id: i for i, example_id in enumerate(only)}
+    return sorted((r for r in rows if r.example_id in rank), key=lambda r: rank[r.example_id])
