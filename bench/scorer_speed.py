@@ -1,24 +1,33 @@
 """Speed of scoring: deterministic scorers through a whole run, and the rubric judge.
 
-Run: ``python bench/scorer_speed.py [n] [n_rubric]``.
+Run: ``python bench/scorer_speed.py [--quick] [--only a|b] [n] [n_rubric]``.
 
 (a) ``n`` (default 100,000) examples with precomputed outputs through ``run_eval`` with
     a SQLite store, scored by ``casefold``, ``regex``, ``numeric`` and ``json`` together
     (target >= 5,000 examples/s). The baseline, in the same process, is the same run
     with one scorer that returns a constant Score: the run's own cost. Each scorer is
     then run alone, and its overhead per example is its run time minus the baseline's.
-(b) ``n_rubric`` (default 2,000) examples scored by ``rubric`` on a stub provider that
-    answers every request after 200 ms, at concurrency 64: wall time against the ideal
-    ``n x 0.2 / 64`` (target <= 1.2x), then the same run again with the cache warm
-    (target >= 50x faster than cold).
+(b) ``n_rubric`` (default 2,000) examples scored by ``rubric`` on a stub judge that
+    answers every request after 200 ms, at concurrency 64, with a store: wall time
+    against the ideal ``n x 0.2 / 64`` (target <= 1.2x), then the same run again with
+    the cache warm (target >= 50x faster than cold). The stub sits where the outside
+    world would: registered in a provider registry and built by a ``ScoringContext``,
+    so requests go through the real ``CachedProvider`` and on-disk ``ResponseCache``;
+    the warm run has a new context, so its answers come from the file, not from memory.
+    Baselines in the same process: a scorer that only sleeps 200 ms (what the loop and
+    the runner allow cold) and the constant scorer (the run's own cost, warm).
 
-A benchmark, never a test: it prints, it does not assert.
+``--quick`` runs 10x fewer examples in both parts (a smoke run: its figures are not
+the targets'). A benchmark, never a test: it prints, it does not assert.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime
+import json
+import math
 import os
 import platform
 import sys
@@ -27,9 +36,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arbiter.contract import Dataset, Example, Output, Score
+from arbiter.config import Settings
+from arbiter.contract import Dataset, Example, Output, Report, Score
 from arbiter.harness.runner import run_eval_async
-from arbiter.scoring.base import BuiltScorer, ScoreFunction, scorer
+from arbiter.http.client import HttpClient
+from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider
+from arbiter.providers.registry import ProviderRegistry
+from arbiter.providers.shared import usage_with_cost
+from arbiter.scoring.base import BuiltScorer, ScoreFunction, ScoringContext, scorer
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.store import Store
 from arbiter.systems.precomputed import PrecomputedSystem
@@ -39,6 +53,10 @@ RUBRIC_DELAY_S = 0.2
 RUBRIC_CONCURRENCY = 64
 RUBRIC_RATIO_TARGET = 1.2
 WARM_SPEEDUP_TARGET = 50.0
+STUB_MODEL = "stub-judge-1"
+STUB_PRICE = (1.0, 4.0)
+"""USD per million input / output tokens of the stub judge, so the report prices calls."""
+RUBRIC = "The answer names the city the order is shipped to."
 CITIES = ("Paris", "Lyon", "Rome", "Oslo", "Lima", "Quito", "Hanoi", "Accra")
 
 
@@ -81,7 +99,7 @@ def deterministic_scorers(registry: ScorerRegistry) -> dict[str, BuiltScorer]:
         "required": ["city", "total"],
         "properties": {"city": {"type": "string"}, "total": {"type": "number"}},
     }
-    options = {
+    options: dict[str, dict[str, Any]] = {
         "casefold": {},
         "regex": {"pattern": r"^[A-Z][a-z]+$"},
         "numeric": {"path": "total", "expected_path": "metadata.total", "abs_tol": 0.01},
@@ -91,19 +109,38 @@ def deterministic_scorers(registry: ScorerRegistry) -> dict[str, BuiltScorer]:
 
 
 async def timed_run(dataset: Dataset, scorers: list[Any], folder: Path, label: str) -> float:
-    """Seconds of one stored run of ``dataset`` with ``scorers``."""
-    store = Store(f"sqlite:///{folder / f'{label}.db'}")
+    """Seconds of one stored run of ``dataset`` with ``scorers`` at concurrency 16."""
+    seconds, _ = await timed_report(dataset, scorers, folder, label, concurrency=16)
+    return seconds
+
+
+async def timed_report(
+    dataset: Dataset,
+    scorers: list[Any],
+    folder: Path,
+    label: str,
+    *,
+    concurrency: int,
+    stored: bool = True,
+) -> tuple[float, Report]:
+    """Seconds and report of one run of ``dataset`` with ``scorers`` (stored in SQLite
+    unless ``stored`` is False)."""
+    store = Store(f"sqlite:///{folder / f'{label}.db'}") if stored else None
     try:
         started = time.perf_counter()
         report = await run_eval_async(
-            PrecomputedSystem(), dataset, scorers=scorers, store=store, concurrency=16
+            PrecomputedSystem(), dataset, scorers=scorers, store=store, concurrency=concurrency
         )
         elapsed = time.perf_counter() - started
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if report.errors_by_type:
         raise SystemExit(f"{label}: the run had errors: {report.error_examples}")
-    return elapsed
+    errored = sum(section.errored for section in report.sections.values())
+    if errored:
+        raise SystemExit(f"{label}: {errored} scores errored")
+    return elapsed, report
 
 
 async def part_a(n: int) -> None:
@@ -131,15 +168,182 @@ async def part_a(n: int) -> None:
         )
 
 
-def main(argv: list[str]) -> int:
-    n = int(argv[1]) if len(argv) > 1 else 100_000
+@scorer(name="sleeper", kind="model", description="Sleeps as long as the stub judge.")
+def sleeper(*, delay: float = RUBRIC_DELAY_S) -> ScoreFunction:
+    """The cold baseline: a model scorer's wait with nothing around it."""
+
+    async def score(example: Example, output: Output) -> Score:
+        await asyncio.sleep(delay)
+        return Score(passed=True, value=1.0)
+
+    return score
+
+
+class StubJudge:
+    """A judge at the edge of the outside world: answers every request after ``delay``.
+
+    It passes every output, quoting the output's first word (so the rubric's quote
+    check finds it), and bills tokens as a model would (about four characters a token).
+    """
+
+    name = "stub"
+    base_url = "stub://judge/v1"
+
+    def __init__(self, delay: float, prices: dict[str, tuple[float, float]]) -> None:
+        self.delay = delay
+        self.prices = prices
+        self.requests = 0
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        self.requests += 1
+        await asyncio.sleep(self.delay)
+        output = request.prompt.rsplit("<output>\n", 1)[-1].removesuffix("\n</output>")
+        words = output.split()
+        text = json.dumps(
+            {
+                "reasoning": "The answer names a city.",
+                "evidence": [{"quote": words[0], "shows": "the city"}] if words else [],
+                "verdict": "pass",
+                "score": 0.9,
+            }
+        )
+        tokens = (len(request.system) + len(request.prompt)) // 4, len(text) // 4
+        usage = usage_with_cost(*tokens, models=(request.model,), prices=self.prices)
+        return CompletionResponse(
+            text=text, model=request.model, usage=usage, latency_ms=self.delay * 1000
+        )
+
+
+def stub_rubric(judge: StubJudge, folder: Path) -> BuiltScorer:
+    """The ``rubric`` scorer on ``judge`` as a run builds it: through a fresh
+    ``ScoringContext`` whose provider registry knows the stub and whose cache is the
+    file under ``folder`` (so a second call reads what the first one stored)."""
+    settings = Settings(
+        _env_file=None,
+        home=folder / "home",
+        cache_dir=folder / "cache",
+        model_prices={STUB_MODEL: STUB_PRICE},
+    )
+    providers = ProviderRegistry.default(plugins=False)
+
+    def build(settings: Settings, http: HttpClient) -> Provider:
+        judge.prices = settings.model_prices
+        return judge
+
+    providers.register_provider("stub", build)
+    context = ScoringContext(settings=settings, providers=providers, use_cache=True)
+    factory = ScorerRegistry.default(plugins=False).factory_of("rubric")
+    return factory(context=context, rubric=RUBRIC, provider="stub", model=STUB_MODEL)
+
+
+def row(label: str, figures: str) -> None:
+    """One line of part (b): a label in a column of its own, then the figures."""
+    print(f"    {label:<40}: {figures}")
+
+
+def verdict(met: bool) -> str:
+    return "PASS" if met else "MISS"
+
+
+def _calls(report: Report) -> str:
+    calls = report.model
+    if calls is None:
+        return "no model calls"
+    cost = "cost unknown" if calls.cost_usd is None else f"${calls.cost_usd:.4f}"
+    return (
+        f"{calls.calls:,} calls, {calls.cached:,} cached, "
+        f"{calls.input_tokens + calls.output_tokens:,} tokens, {cost}"
+    )
+
+
+async def part_b(n: int) -> None:
+    dataset = make_dataset(n)
+    ideal = n * RUBRIC_DELAY_S / RUBRIC_CONCURRENCY
+    waves = math.ceil(n / RUBRIC_CONCURRENCY) * RUBRIC_DELAY_S
+    print(
+        f"(b) {n:,} examples, rubric on a stub judge answering in "
+        f"{RUBRIC_DELAY_S * 1000:.0f} ms, concurrency {RUBRIC_CONCURRENCY}, SQLite store"
+    )
+    row(f"ideal n x {RUBRIC_DELAY_S} / {RUBRIC_CONCURRENCY}", f"{ideal:6.2f} s")
+    row(f"floor: ceil(n / {RUBRIC_CONCURRENCY}) waves x {RUBRIC_DELAY_S}", f"{waves:6.2f} s")
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+
+        async def run(
+            label: str, scorers: list[Any], *, stored: bool = True
+        ) -> tuple[float, Report]:
+            return await timed_report(
+                dataset, scorers, folder, label, concurrency=RUBRIC_CONCURRENCY, stored=stored
+            )
+
+        sleep_s, _ = await run("sleeper", [sleeper()])
+        row(
+            "baseline: a scorer sleeping 200 ms",
+            f"{sleep_s:6.2f} s   {sleep_s / ideal:4.2f}x ideal",
+        )
+        judge = StubJudge(RUBRIC_DELAY_S, {})
+        cold_s, cold = await run("cold", [stub_rubric(judge, folder)])
+        asked_cold = judge.requests
+        ratio = cold_s / ideal
+        row(
+            "rubric, cold cache",
+            f"{cold_s:6.2f} s   {ratio:4.2f}x ideal   {cold_s / sleep_s:4.2f}x baseline   "
+            f"target <= {RUBRIC_RATIO_TARGET}x ideal  {verdict(ratio <= RUBRIC_RATIO_TARGET)}",
+        )
+        print(f"      stub asked {asked_cold:,} times; report: {_calls(cold)}")
+        constant_s, _ = await run("constant", [constant()])
+        warm_s, warm = await run("warm", [stub_rubric(judge, folder)])
+        asked_warm = judge.requests - asked_cold
+        speedup = cold_s / warm_s
+        row("baseline: one constant scorer", f"{constant_s:6.2f} s   {n / constant_s:8,.0f} ex/s")
+        row(
+            "rubric, warm cache (a new context)",
+            f"{warm_s:6.2f} s   {n / warm_s:8,.0f} ex/s   {warm_s / constant_s:4.2f}x baseline   "
+            f"{(warm_s - constant_s) / n * 1e6:4.0f} us/example over it",
+        )
+        print(f"      stub asked {asked_warm:,} times; report: {_calls(warm)}")
+        row(
+            "cold / warm",
+            f"{speedup:6.1f}x   target >= {WARM_SPEEDUP_TARGET:.0f}x  "
+            f"{verdict(speedup >= WARM_SPEEDUP_TARGET)}",
+        )
+        # Diagnostic: the same two runs without the run store, whose writes dominate the
+        # warm run (the cold run's time is the stub's: the store hides behind its waits).
+        bare_s, _ = await run("constant-bare", [constant()], stored=False)
+        bare_warm_s, _ = await run("warm-bare", [stub_rubric(judge, folder)], stored=False)
+        row(
+            "diag: no store: constant, warm rubric",
+            f"{bare_s:6.2f} s, {bare_warm_s:5.2f} s   cold / warm {cold_s / bare_warm_s:5.1f}x",
+        )
+        asked_warm = judge.requests - asked_cold
+        if asked_cold != n or asked_warm or warm.model is None or warm.model.cached != n:
+            raise SystemExit("(b) the cache did not answer the warm run: the figures are void")
+        if [s.passed for s in cold.sections.values()] != [s.passed for s in warm.sections.values()]:
+            raise SystemExit("(b) the warm run scored differently from the cold one")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("n", nargs="?", type=int, default=100_000, help="examples of (a)")
+    parser.add_argument("n_rubric", nargs="?", type=int, default=2_000, help="examples of (b)")
+    parser.add_argument("--quick", action="store_true", help="10x fewer examples (smoke run)")
+    parser.add_argument("--only", choices=["a", "b"], help="run one part")
+    args = parser.parse_args(argv)
+    scale = 10 if args.quick else 1
     print(f"date     : {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M:%S} UTC")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine  : {os.cpu_count()} CPUs, {platform.platform()}, load average {load}")
     print(f"python   : {platform.python_implementation()} {platform.python_version()}\n")
-    asyncio.run(part_a(n))
+    if args.only in (None, "a"):
+        asyncio.run(part_a(args.n // scale))
+    if args.only is None:
+        print()
+    if args.only in (None, "b"):
+        asyncio.run(part_b(args.n_rubric // scale))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nload average at the end: {load}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())
