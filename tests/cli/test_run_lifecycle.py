@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from arbiter.datasets import dump_dataset_jsonl
 from arbiter.store import Store
 from tests.helpers.cli import run_json
 from tests.helpers.data import yes_no_dataset
+from tests.helpers.gate import CLIENT_SOURCE, Gate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,9 +109,10 @@ def test_a_second_resume_of_a_running_run_is_refused_before_any_call(
 
 
 GATE_MODULE = "resume_gate_system"  # written into tmp_path; no other test uses the name
-GATE_SOURCE = """\
+GATE_SOURCE = (
+    CLIENT_SOURCE
+    + """
 import os
-import socket
 import threading
 
 _lock = threading.Lock()
@@ -122,15 +123,13 @@ def predict(input):
     global _held
     with open("calls.log", "a") as log:  # who called the system, one line per call
         log.write(f"{os.getpid()}\\n")
-    port = os.environ.get("ARBITER_TEST_GATE_PORT")
     with _lock:
         first, _held = not _held, True
-    if port and first:  # hold this call until the test lets it go
-        with socket.create_connection(("127.0.0.1", int(port))) as conn:
-            conn.sendall(b"calling")
-            conn.recv(2)
+    if first:
+        hold_call()
     return input["answer"]
 """
+)
 
 
 def test_a_resume_while_another_resume_runs_is_refused_before_any_call(
@@ -143,29 +142,24 @@ def test_a_resume_while_another_resume_runs_is_refused_before_any_call(
     run_id = _partial_run(tmp_path, done=5, target=f"{GATE_MODULE}:predict")
     store = _store(tmp_path)
     command = [sys.executable, "-m", "arbiter.cli.main", "run", "--resume", run_id, "-q"]
+    log = tmp_path / "resume-a.log"
     try:
-        with socket.create_server(("127.0.0.1", 0)) as server:
-            server.settimeout(60)  # A never called the system: fail, do not hang
-            port = str(server.getsockname()[1])
+        with Gate() as gate, log.open("w") as stderr:
             resume_a = subprocess.Popen(
                 command,
-                env=_env(tmp_path, ARBITER_TEST_GATE_PORT=port),
+                env=_env(tmp_path, **gate.env),
                 cwd=tmp_path,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
+                stderr=stderr,
             )
             try:
-                conn, _ = server.accept()
-                with conn:
-                    assert conn.recv(16) == b"calling"  # A is inside the system
+                with gate.accept(resume_a, log):  # A is inside the system, holding the run
                     resume_b = cli("run", "--resume", run_id, "-q")
-                    conn.sendall(b"go")
             except BaseException:
                 resume_a.kill()
                 raise
             finally:
-                _, err_a = resume_a.communicate(timeout=120)
+                resume_a.wait(timeout=120)
     finally:
         sys.modules.pop(GATE_MODULE, None)  # if B imported it, the file goes with tmp_path
     assert resume_b.code == 1, resume_b.err
@@ -173,7 +167,7 @@ def test_a_resume_while_another_resume_runs_is_refused_before_any_call(
     assert len(resume_b.err.strip().splitlines()) == 1
     callers = (tmp_path / "calls.log").read_text().split()
     assert str(os.getpid()) not in callers  # B called nothing
-    assert resume_a.returncode == 0, err_a
+    assert resume_a.returncode == 0, log.read_text()
     finished = store.get_run(run_id)
     assert (finished.status, finished.n_done) == ("completed", 40)
     assert len(store.results(run_id)) == 40  # each pair once
