@@ -19,8 +19,9 @@ they are shown.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -146,17 +147,24 @@ class RunDiff(PairedDiff):
     """Scorers run only in B: not compared."""
 
 
-@dataclass(frozen=True)
-class _Rep:
-    """One repetition as a view reads it."""
+class _View(Protocol):
+    """How one view reads a repetition: its outcome cheaply, its texts only for a flip."""
 
-    outcome: bool | None
-    answer: str | None
-    reason: str = ""
-    value: float | None = None
+    @property
+    def measures(self) -> bool:
+        """Whether its repetitions may carry a value (a mean value delta is then computed)."""
 
+    def outcome(self, result: PairResult) -> bool | None:
+        """Passed, failed, or None: abstained."""
 
-_View = Callable[[PairResult], _Rep]
+    def value(self, result: PairResult) -> float | None:
+        """The value measured, if any."""
+
+    def answer(self, result: PairResult) -> str | None:
+        """What the system answered, as a flip shows it (clipped)."""
+
+    def reason(self, result: PairResult) -> str:
+        """Why it did not pass (clipped); empty when it passed."""
 
 
 def diff_runs(
@@ -200,7 +208,8 @@ def diff_runs(
             continue
         spec_b = specs_b[name]
         label_first = (spec_a or spec_b or ScorerSpec(name=name)).name == "label"
-        compared = pairs.compare(_scorer_view(name, label_first), _scorer_view(name, label_first))
+        view = _ScorerView(name, label_first)
+        compared = pairs.compare(view, view)
         scorers.append(ScorerDiff(name=name, spec_a=spec_a, spec_b=spec_b, **dict(compared)))
     return RunDiff(
         run_a=run_a,
@@ -226,13 +235,12 @@ class _Pairs:
     seed: int
 
     def compare(
-        self, read_a: _View, read_b: _View, *, rate: str = "pass rate", always_pass_k: bool = False
+        self, view_a: _View, view_b: _View, *, rate: str = "pass rate", always_pass_k: bool = False
     ) -> PairedDiff:
         """One view compared: flips, abstentions, deltas and McNemar's test."""
-        reps_a = {i: [read_a(r) for r in self.a[i]] for i in self.common}
-        reps_b = {i: [read_b(r) for r in self.b[i]] for i in self.common}
-        settled_a = example_outcomes({i: [r.outcome for r in reps] for i, reps in reps_a.items()})
-        settled_b = example_outcomes({i: [r.outcome for r in reps] for i, reps in reps_b.items()})
+        reps_a = {i: [view_a.outcome(r) for r in self.a[i]] for i in self.common}
+        reps_b = {i: [view_b.outcome(r) for r in self.b[i]] for i in self.common}
+        settled_a, settled_b = example_outcomes(reps_a), example_outcomes(reps_b)
         diff = PairedDiff()
         paired = []
         for i in self.common:
@@ -247,7 +255,7 @@ class _Pairs:
                 else:
                     diff.both_failed += 1
                 continue
-            flip = _flip(i, self.references.get(i), reps_a[i], reps_b[i], fixed=outcome_b)
+            flip = self._flip(i, view_a, view_b, fixed=outcome_b)
             (diff.fixed if outcome_b else diff.broken).append(flip)
         diff.n_paired = len(paired)
         diff.mcnemar_p = mcnemar_exact(len(diff.broken), len(diff.fixed))
@@ -260,15 +268,29 @@ class _Pairs:
                     (float(settled_a[i] is True), float(settled_b[i] is True)) for i in paired
                 ]
                 diff.deltas.append(self._delta("pass^k", passed))
-        values = [
-            (mean_a, mean_b)
-            for i in self.common
-            if (mean_a := _mean_value(reps_a[i])) is not None
-            and (mean_b := _mean_value(reps_b[i])) is not None
-        ]
-        if values and not {v for pair in values for v in pair} <= {0.0, 1.0}:
-            diff.deltas.append(self._delta("mean value", values))
+        if view_a.measures and view_b.measures:
+            values = [
+                (mean_a, mean_b)
+                for i in self.common
+                if (mean_a := _mean([view_a.value(r) for r in self.a[i]])) is not None
+                and (mean_b := _mean([view_b.value(r) for r in self.b[i]])) is not None
+            ]
+            if values and not {v for pair in values for v in pair} <= {0.0, 1.0}:
+                diff.deltas.append(self._delta("mean value", values))
         return diff
+
+    def _flip(self, example_id: str, view_a: _View, view_b: _View, *, fixed: bool) -> Flip:
+        shown_a = _shown(view_a, self.a[example_id])
+        shown_b = _shown(view_b, self.b[example_id])
+        failing_view, failing = (view_a, shown_a) if fixed else (view_b, shown_b)
+        reference = self.references.get(example_id)
+        return Flip(
+            example_id=example_id,
+            expected=None if reference is None else _clip(reference),
+            answer_a=view_a.answer(shown_a),
+            answer_b=view_b.answer(shown_b),
+            reason=failing_view.reason(failing),
+        )
 
     def _delta(self, name: str, pairs: Sequence[tuple[float, float]]) -> MetricDelta:
         a = np.array([first for first, _ in pairs], dtype=np.float64)
@@ -285,58 +307,66 @@ class _Pairs:
         )
 
 
-def _flip(
-    example_id: str,
-    reference: str | None,
-    reps_a: Sequence[_Rep],
-    reps_b: Sequence[_Rep],
-    *,
-    fixed: bool,
-) -> Flip:
-    shown_a, shown_b = _shown(reps_a), _shown(reps_b)
-    failing = shown_a if fixed else shown_b
-    return Flip(
-        example_id=example_id,
-        expected=None if reference is None else _clip(reference),
-        answer_a=shown_a.answer,
-        answer_b=shown_b.answer,
-        reason=failing.reason,
+def _shown(view: _View, results: Sequence[PairResult]) -> PairResult:
+    """The repetition a flip shows: the first that failed, else the first."""
+    return next((r for r in results if view.outcome(r) is False), results[0])
+
+
+@dataclass(frozen=True)
+class _OutcomeView:
+    """The repetition's outcome over the run's gating scorers."""
+
+    gating: frozenset[str]
+    measures: bool = False
+
+    def outcome(self, result: PairResult) -> bool | None:
+        return False if result.output is None else result.passed
+
+    def value(self, result: PairResult) -> float | None:
+        return None
+
+    def answer(self, result: PairResult) -> str | None:
+        return _answer(result.output, label_first=True)
+
+    def reason(self, result: PairResult) -> str:
+        if result.output is None:
+            return _call_error(result)
+        failed = [s for s in result.scores if s.passed is False and s.name in self.gating]
+        return _clip("; ".join(f"{s.name}: {reason_of(s) or 'failed'}" for s in failed))
+
+
+def _outcome_view(specs: Mapping[str, ScorerSpec | None]) -> _OutcomeView:
+    return _OutcomeView(
+        frozenset(name for name, spec in specs.items() if spec is None or spec.gating)
     )
 
 
-def _shown(reps: Sequence[_Rep]) -> _Rep:
-    """The repetition a flip shows: the first that failed, else the first."""
-    return next((r for r in reps if r.outcome is False), reps[0])
+@dataclass(frozen=True)
+class _ScorerView:
+    """One scorer's verdict; a failed call fails it, a missing score abstains."""
 
+    name: str
+    label_first: bool
+    measures: bool = True
 
-def _outcome_view(specs: Mapping[str, ScorerSpec | None]) -> _View:
-    gating = {name for name, spec in specs.items() if spec is None or spec.gating}
-
-    def read(result: PairResult) -> _Rep:
+    def outcome(self, result: PairResult) -> bool | None:
         if result.output is None:
-            return _Rep(False, None, _call_error(result))
-        answer = _answer(result.output, label_first=True)
-        if result.passed is not False:
-            return _Rep(result.passed, answer)
-        failed = [s for s in result.scores if s.passed is False and s.name in gating]
-        reason = "; ".join(f"{s.name}: {reason_of(s) or 'failed'}" for s in failed)
-        return _Rep(False, answer, _clip(reason))
+            return False
+        score = result.score(self.name)
+        return None if score is None else score.passed  # None: stored before the scorer
 
-    return read
+    def value(self, result: PairResult) -> float | None:
+        score = result.score(self.name)
+        return None if score is None else score.value
 
+    def answer(self, result: PairResult) -> str | None:
+        return _answer(result.output, label_first=self.label_first)
 
-def _scorer_view(name: str, label_first: bool) -> _View:
-    def read(result: PairResult) -> _Rep:
+    def reason(self, result: PairResult) -> str:
         if result.output is None:
-            return _Rep(False, None, _call_error(result))
-        answer = _answer(result.output, label_first=label_first)
-        score = result.score(name)
-        if score is None:  # a result stored before the scorer joined the run
-            return _Rep(None, answer)
-        reason = "" if score.passed else _clip(reason_of(score))
-        return _Rep(score.passed, answer, reason, score.value)
-
-    return read
+            return _call_error(result)
+        score = result.score(self.name)
+        return "" if score is None or score.passed else _clip(reason_of(score))
 
 
 def _answer(output: Output | None, *, label_first: bool) -> str | None:
@@ -358,14 +388,14 @@ def _clip(text: str) -> str:
     return escape.clip(text, FLIP_TEXT_CHARS)
 
 
-def _share(reps: Sequence[_Rep]) -> float:
-    decided = [r.outcome for r in reps if r.outcome is not None]
+def _share(outcomes: Sequence[bool | None]) -> float:
+    decided = [outcome for outcome in outcomes if outcome is not None]
     return sum(decided) / len(decided)
 
 
-def _mean_value(reps: Sequence[_Rep]) -> float | None:
-    values = [r.value for r in reps if r.value is not None]
-    return sum(values) / len(values) if values else None
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return sum(known) / len(known) if known else None
 
 
 def _specs(
