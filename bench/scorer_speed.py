@@ -41,6 +41,7 @@ from arbiter.contract import Dataset, Example, Output, Report, Score
 from arbiter.harness.runner import run_eval_async
 from arbiter.http.client import HttpClient
 from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider
+from arbiter.providers.cache import CachedProvider, ResponseCache
 from arbiter.providers.registry import ProviderRegistry
 from arbiter.providers.shared import usage_with_cost
 from arbiter.scoring.base import BuiltScorer, ScoreFunction, ScoringContext, scorer
@@ -193,9 +194,12 @@ class StubJudge:
         self.delay = delay
         self.prices = prices
         self.requests = 0
+        self.seen: list[CompletionRequest] = []
+        """Every request that reached the stub, in order."""
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         self.requests += 1
+        self.seen.append(request)
         await asyncio.sleep(self.delay)
         output = request.prompt.rsplit("<output>\n", 1)[-1].removesuffix("\n</output>")
         words = output.split()
@@ -234,6 +238,28 @@ def stub_rubric(judge: StubJudge, folder: Path) -> BuiltScorer:
     context = ScoringContext(settings=settings, providers=providers, use_cache=True)
     factory = ScorerRegistry.default(plugins=False).factory_of("rubric")
     return factory(context=context, rubric=RUBRIC, provider="stub", model=STUB_MODEL)
+
+
+async def hit_cost(judge: StubJudge, path: Path) -> tuple[float, float, float]:
+    """Microseconds per request of a cache hit, of its key and of its lookup alone, over
+    the requests the stub saw, on a new ``CachedProvider`` over the cache file."""
+    cache = ResponseCache(path)
+    cached = CachedProvider(judge, cache)
+    requests = judge.seen
+    cache.get(cached.key(requests[0]))  # open the file first
+    started = time.perf_counter()
+    keys = [cached.key(r) for r in requests]
+    keyed = time.perf_counter()
+    found = [cache.get(k) for k in keys]
+    looked_up = time.perf_counter()
+    for request in requests:
+        await cached.complete(request)
+    answered = time.perf_counter()
+    cache.close()
+    if None in found or cached.misses:
+        raise SystemExit("(b) a request of the cold run is missing from the cache")
+    per = 1e6 / len(requests)
+    return (answered - looked_up) * per, (keyed - started) * per, (looked_up - keyed) * per
 
 
 def row(label: str, figures: str) -> None:
@@ -316,6 +342,11 @@ async def part_b(n: int) -> None:
             f"{bare_s:6.2f} s, {bare_warm_s:5.2f} s   cold / warm {cold_s / bare_warm_s:5.1f}x",
         )
         asked_warm = judge.requests - asked_cold
+        hit, key, lookup = await hit_cost(judge, folder / "cache" / "models.sqlite3")
+        row(
+            "diag: one cache hit (key, lookup)",
+            f"{hit:6.1f} us   ({key:.1f} us, {lookup:.1f} us)",
+        )
         if asked_cold != n or asked_warm or warm.model is None or warm.model.cached != n:
             raise SystemExit("(b) the cache did not answer the warm run: the figures are void")
         if [s.passed for s in cold.sections.values()] != [s.passed for s in warm.sections.values()]:

@@ -16,6 +16,7 @@ from arbiter.contract import Usage
 from arbiter.errors import ProviderUnavailable
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.cache import (
+    CACHE_FORMAT,
     CachedProvider,
     ResponseCache,
     provider_identity,
@@ -143,6 +144,56 @@ def test_the_key_ignores_the_order_of_schema_keys() -> None:
     assert request_key(request(json_schema=schema), IDENTITY) == request_key(
         request(json_schema=reordered), IDENTITY
     )
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ({"system": "ab", "prompt": "c"}, {"system": "a", "prompt": "bc"}),
+        ({"system": "", "prompt": "x"}, {"system": "x", "prompt": ""}),
+        ({"prompt": "p\0s1\0q"}, {"prompt": "p", "schema_name": "q"}),
+        ({"max_output_tokens": 12}, {"max_output_tokens": 1, "model": "2" + "judge-1"}),
+    ],
+    ids=["moved-boundary", "moved-empty", "separator-inside-a-text", "digits-moved"],
+)
+def test_text_moved_between_fields_changes_the_key(
+    one: dict[str, Any], other: dict[str, Any]
+) -> None:
+    assert request_key(request(**one), IDENTITY) != request_key(request(**other), IDENTITY)
+
+
+def test_the_key_of_a_request_is_pinned_to_the_cache_format() -> None:
+    # Changing how keys are computed orphans every stored answer: bump CACHE_FORMAT
+    # with it, and pin the new key here.
+    assert CACHE_FORMAT == 2
+    assert request_key(request(), IDENTITY) == (
+        "6ad42c96e9ce62ed72cb668d0d637120f9d04116cadd7635c3ae4164790bbdf4"
+    )
+
+
+async def test_a_prompt_with_a_lone_surrogate_is_keyed_and_cached(cache: ResponseCache) -> None:
+    # Untrusted text read from JSON may hold "\ud800": it must not break the cached path.
+    provider = CountingProvider()
+    cached = CachedProvider(provider, cache)
+    odd = request(prompt="<output>caf\ud800</output>")
+    assert request_key(odd, IDENTITY) != request_key(
+        request(prompt="<output>caf</output>"), IDENTITY
+    )
+    await cached.complete(odd)
+    assert (await cached.complete(odd)).cached
+    assert len(provider.requests) == 1
+
+
+async def test_an_answer_with_a_lone_surrogate_is_answered_not_stored(
+    cache: ResponseCache,
+) -> None:
+    provider = CountingProvider('{"verdict": "pass \ud800"}')
+    cached = CachedProvider(provider, cache)
+    first = await cached.complete(request())
+    second = await cached.complete(request())
+    assert first.text == second.text == '{"verdict": "pass \ud800"}'
+    assert not second.cached
+    assert cache.entries() == 0
 
 
 def test_a_provider_keys_requests_as_request_key_does(cache: ResponseCache) -> None:

@@ -37,6 +37,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,9 @@ __all__ = [
     "request_key",
 ]
 
-CACHE_FORMAT = 1
-"""Version of the key and of the stored shape; a change starts a fresh cache."""
+CACHE_FORMAT = 2
+"""Version of the key and of the stored shape; a change starts a fresh cache (2: texts
+hashed as length-prefixed UTF-8 instead of inside one JSON document)."""
 
 DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024
 """Largest answer stored (1 MiB of JSON); a larger one is answered but not kept."""
@@ -102,11 +104,18 @@ def request_key(
 ) -> str:
     """The cache key of ``request`` sent to ``provider`` (see :func:`provider_identity`).
 
+    The sha256 of the format and the provider's identity (canonical JSON), then of each
+    keyed field of the request in name order, each as its name, a kind, its length and
+    its bytes: a text as UTF-8 (lone surrogates kept, so any text has a key), any other
+    value as canonical JSON, the schema as its digest. Lengths make the encoding
+    unambiguous; texts are hashed as they are, not escaped into JSON, so a long prompt
+    costs little more than its bytes.
+
     Args:
         request: The request.
         provider: The provider's identity.
-        schema_digest: :func:`schema_digest` of ``request.json_schema``, when the caller
-            has it already; None: computed here.
+        schema_digest: The sha256 of ``request.json_schema``'s canonical JSON, when the
+            caller has it already; None: computed here.
 
     Examples:
         >>> request = CompletionRequest(model="m", system="s", prompt="p", json_schema={})
@@ -116,14 +125,51 @@ def request_key(
         >>> a == request_key(request.model_copy(update={"prompt": "q"}), {"name": "mock"})
         False
     """
-    fields = {
-        name: getattr(request, name)
-        for name in type(request).model_fields
-        if name not in _NOT_IN_KEY
-    }
-    fields["json_schema"] = schema_digest or _schema_digest(request.json_schema)
-    document = {"format": CACHE_FORMAT, "provider": dict(provider), "request": fields}
-    return hashlib.sha256(_canonical(document)).hexdigest()
+    return _request_digest(_key_head(provider), request, schema_digest)
+
+
+def _key_head(provider: Mapping[str, Any]) -> hashlib._Hash:
+    """The hash state every key of ``provider`` starts from (a ``hashlib`` sha256)."""
+    return hashlib.sha256(_canonical({"format": CACHE_FORMAT, "provider": dict(provider)}))
+
+
+def _request_digest(
+    head: hashlib._Hash, request: CompletionRequest, schema_digest: str | None
+) -> str:
+    digest = head.copy()
+    for name in _keyed_fields(type(request)):
+        if name == "json_schema":
+            value: Any = schema_digest or _schema_digest(request.json_schema)
+        else:
+            value = getattr(request, name)
+        digest.update(_field_record(name, value))
+    return digest.hexdigest()
+
+
+@cache
+def _keyed_fields(kind: type[CompletionRequest]) -> tuple[str, ...]:
+    """The request fields in the key, in name order (every field added later included)."""
+    return tuple(sorted(name for name in kind.model_fields if name not in _NOT_IN_KEY))
+
+
+def _field_record(name: str, value: Any) -> bytes:
+    """One field as ``name NUL kind length NUL bytes``."""
+    if isinstance(value, str):
+        kind, data = b"s", value.encode("utf-8", "surrogatepass")
+    else:
+        kind, data = b"j", _json_bytes(value)
+    return b"%s\0%s%d\0%s" % (name.encode("ascii"), kind, len(data), data)
+
+
+def _json_bytes(value: Any) -> bytes:
+    """A value's canonical JSON; the common scalars without an encoder's set-up."""
+    if value is None:
+        return b"null"
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if type(value) is int:
+        return b"%d" % value
+    return _canonical(value)
 
 
 def _schema_digest(schema: Mapping[str, Any]) -> str:
@@ -139,7 +185,7 @@ def _canonical(document: Any) -> bytes:
         ensure_ascii=False,
         allow_nan=False,
         default=to_jsonable_python,  # a field of another type added to the request later
-    ).encode("utf-8")
+    ).encode("utf-8", "surrogatepass")
 
 
 _SCHEMA = """
@@ -202,9 +248,12 @@ class ResponseCache:
             return None
 
     def put(self, key: str, response: CompletionResponse) -> bool:
-        """Store ``response`` under ``key``; False when it was not kept (too large, or
-        the file cannot be written)."""
-        body = response.model_dump_json(exclude={"cached"}).encode("utf-8")
+        """Store ``response`` under ``key``; False when it was not kept (too large, text
+        JSON cannot carry, or the file cannot be written)."""
+        try:
+            body = response.model_dump_json(exclude={"cached"}).encode("utf-8")
+        except ValueError:
+            return False  # a text JSON cannot carry (a lone surrogate): answered, not kept
         if len(body) > self.max_entry_bytes:
             return False
         with self._write_lock:
@@ -333,6 +382,7 @@ class CachedProvider:
         self.cache = cache
         self._keep = keep
         self._identity = provider_identity(provider)
+        self._head = _key_head(self._identity)
         # Callers build a schema once and send that same object with every request; its
         # canonical JSON costs more than the rest of the key, so its digest is kept
         # (with the schema, so that its id cannot be reused by another object).
@@ -356,7 +406,7 @@ class CachedProvider:
             if len(self._schemas) >= _MAX_SCHEMAS:
                 self._schemas.clear()
             known = self._schemas[id(schema)] = (schema, _schema_digest(schema))
-        return request_key(request, self._identity, schema_digest=known[1])
+        return _request_digest(self._head, request, known[1])
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """The cached answer to ``request``, else the provider's (then stored).
