@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tempfile
 from enum import StrEnum
 from pathlib import Path
@@ -81,8 +83,6 @@ def _jury_report(store: Store, run_id: str, format: ReportFormat) -> str | None:
         return None
     judgments = load_judgments(store, info.id)
     if format is ReportFormat.json:
-        import json
-
         payload = {
             "run": info.model_dump(mode="json"),
             "judgments": [
@@ -234,7 +234,7 @@ def _emit_failures(
     elif format is ReportFormat.html:
         from arbiter.harness.html_report import report_html
 
-        text = report_html(report, examples, results, only=only)
+        text = report_html(report, examples, results, only=only, more=found.left_out)
     elif format is ReportFormat.json:
         text = _json_text(found.model_dump(mode="json"))
     elif format is ReportFormat.markdown:
@@ -251,17 +251,19 @@ def _emit_failures(
     _emit(text, output)
 
 
-def _json_text(payload: object) -> str:
-    """Indented JSON, UTF-8 as is, with ``\\u`` escapes only if a lone surrogate (from a
-    model's answer) leaves no other way to write it."""
-    import json
+# What json.dumps leaves raw that a terminal obeys: DEL, C1 controls, the Unicode
+# characters that reorder or hide text, and lone surrogates (escape.terminal's set
+# beyond the C0 controls, which json.dumps escapes itself).
+_JSON_UNSAFE = re.compile(
+    "[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff]"
+)
 
+
+def _json_text(payload: object) -> str:
+    """Indented JSON, UTF-8, inert on a terminal and lossless: characters a terminal
+    would obey are written as ``\\uXXXX`` escapes, which parse back to themselves."""
     text = json.dumps(payload, indent=2, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(payload, indent=2, ensure_ascii=True)
-    return text + "\n"
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
 
 
 def _emit(text: str, output: Path | None) -> None:

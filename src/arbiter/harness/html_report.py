@@ -276,6 +276,7 @@ def _pairs(
     binary: Collection[str],
     *,
     selected: bool,
+    more: int,
     max_pairs: int,
 ) -> str:
     names = [spec.label for spec in report.scorers]
@@ -288,7 +289,11 @@ def _pairs(
     issues = sum(1 for row in rows if not row.clean)
     if selected:
         title = "Examples not passed by every scorer, worst first"
-        counts = f"{len(rows):,} pairs of these examples · {issues:,} not passed by every scorer"
+        examples = len({row.example_id for row in rows})
+        counts = (
+            f"{examples:,} examples · {len(rows):,} pairs · {issues:,} not passed by every scorer"
+        )
+        counts += f" · {more:,} more examples left out (--limit)" if more else ""
     else:
         title = "Examples"
         counts = f"{len(rows):,} pairs · {issues:,} not passed by every scorer"
@@ -315,6 +320,7 @@ def report_html(
     results: Sequence[PairResult],
     *,
     only: Sequence[str] | None = None,
+    more: int = 0,
     max_pairs: int = MAX_PAIRS,
 ) -> str:
     """The whole report as one HTML document.
@@ -325,6 +331,8 @@ def report_html(
         results: The run's pair results.
         only: Example ids whose pairs the table keeps, in the order given (e.g. the
             failures, worst first); None: every example, in dataset order.
+        more: Examples that qualified for ``only`` but were left out (by a limit), to
+            say so.
         max_pairs: Most pairs the table shows.
     """
     rows = select_rows(pair_rows(examples, results), only)
@@ -346,6 +354,6 @@ def report_html(
         + _scorers(report, binary)
         + _labels(report)
         + _cohorts(report)
-        + _pairs(report, rows, binary, selected=only is not None, max_pairs=max_pairs)
+        + _pairs(report, rows, binary, selected=only is not None, more=more, max_pairs=max_pairs)
         + f"<footer>{footnote}</footer></main></body></html>\n"
     )

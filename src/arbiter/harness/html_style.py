@@ -52,7 +52,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .scroll { overflow-x: auto; }
 table.pairs { width: 100%; }
 table.pairs td.output { max-width: 420px; }
-table.pairs td.expected { max-width: 220px; }
+table.pairs td.expected { max-width: 220px; min-width: 100px; }
 .text, .why, .expected, .error-text { white-space: pre-wrap; overflow-wrap: anywhere; }
 .label { font-weight: 600; }
 .why { color: var(--muted); font-size: 12px; margin-top: 2px; max-width: 320px; }
