@@ -160,7 +160,10 @@ def test_text_diff_has_a_row_and_flip_tables_per_scorer(cli: Any, qa_runs: tuple
         "f1_tokens: fixed (wrong in A, right in B)",
     ):
         assert title in result.out
-    assert "McNemar p" in result.out
+    assert "flips per view (p: exact McNemar test of broken against fixed)" in result.out
+    assert "│ f1_tokens │     13 │    22 │         132 │          33 │         0 │  0.18 │" in (
+        result.out
+    )
     assert "│ f1_tokens │ pass rate  │ 200 │ 72.5% │ 77.0% │ +4.5 pts │" in result.out
     assert "The answer is Jane Austen." in result.out  # a free-text answer, not a label
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from arbiter import escape
 from arbiter.contract import ClassificationMetrics, PairResult, Report
-from arbiter.harness.diff import Flip, PairedDiff, RunDiff, ScorerDiff
+from arbiter.harness.diff import Flip, MetricDelta, PairedDiff, RunDiff
 from arbiter.harness.figures import binary_valued, headline, label_only, scorer_figures
 from arbiter.harness.gate import GateResult
 
@@ -187,10 +187,11 @@ def render_diff(diff: RunDiff, console: Console, *, max_flips: int | None = 20) 
     if diff.only_in_a or diff.only_in_b:
         console.print(f"only in A: {len(diff.only_in_a)} · only in B: {len(diff.only_in_b)}")
     scorers = [] if _scorer_is_outcome(diff) else diff.scorers
-    console.print(_delta_table(diff, scorers))
-    views: list[tuple[str, PairedDiff]] = [("", diff)]
-    views += [(f"{escape.terminal(s.name, single_line=True)}: ", s) for s in scorers]
-    for prefix, view in views:
+    views: list[tuple[str, PairedDiff]] = [("outcome", diff), *((s.name, s) for s in scorers)]
+    console.print(_delta_table(views))
+    console.print(_flip_table(views))
+    for name, view in views:
+        prefix = "" if view is diff else f"{escape.terminal(name, single_line=True)}: "
         for title, flips in (
             (f"{prefix}broken (right in A, wrong in B)", view.broken),
             (f"{prefix}fixed (wrong in A, right in B)", view.fixed),
@@ -199,10 +200,11 @@ def render_diff(diff: RunDiff, console: Console, *, max_flips: int | None = 20) 
                 _print_flips(console, title, flips, max_flips)
     console.print(
         Text(
-            "A view passes an example when it passed on every repetition; examples it "
-            "abstained on in either run are counted apart, never as flips. Intervals: "
-            "paired bootstrap over the examples decided in both runs; p: exact McNemar "
-            "test of broken against fixed.",
+            "A view (the outcome over the gating scorers, or one scorer) passes an example "
+            "when it passed on every repetition; examples it abstained on in either run "
+            "are counted apart, never as flips. Intervals: paired bootstrap over the "
+            "examples decided in both runs; p: exact two-sided McNemar test of broken "
+            "against fixed.",
             style="dim",
         )
     )
@@ -216,54 +218,56 @@ def _scorer_is_outcome(diff: RunDiff) -> bool:
     return all(spec is None or spec.gating for spec in (only.spec_a, only.spec_b))
 
 
-def _delta_table(diff: RunDiff, scorers: Sequence[ScorerDiff]) -> Table:
+def _delta_table(views: Sequence[tuple[str, PairedDiff]]) -> Table:
     table = Table(
         title="B − A over the examples decided in both runs (paired bootstrap 95% CI)",
         title_justify="left",
     )
-    columns = ["view", "metric", "n", "A", "B", "delta", "95% CI"]
-    columns += ["broken", "fixed", "McNemar p", "abstained"]
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("view", "metric") else "right")
-    views: list[tuple[str, PairedDiff]] = [("outcome", diff), *((s.name, s) for s in scorers)]
+    for column in ("view", "metric", "n", "A", "B", "delta", "95% CI"):
+        left = column in ("view", "metric")
+        table.add_column(column, justify="left" if left else "right", no_wrap=column != "view")
     for name, view in views:
-        tally: list[RenderableType] = [
-            Text(str(len(view.broken)), style="red" if view.broken else ""),
-            Text(str(len(view.fixed)), style="green" if view.fixed else ""),
-            f"{view.mcnemar_p:.2g}",
-            Text(str(len(view.abstained)), style="yellow" if view.abstained else ""),
-        ]
-        if not view.deltas:
-            table.add_row(_t(name), "-", "0", "", "", "", "", *tally)
         for position, d in enumerate(view.deltas):
-            shown = _value if d.name == "mean value" else _pct
-            delta = f"{d.delta:+.3f}" if d.name == "mean value" else f"{100 * d.delta:+.1f} pts"
-            low, high = (
-                (f"{d.low:+.3f}", f"{d.high:+.3f}")
-                if d.name == "mean value"
-                else (f"{100 * d.low:+.1f}", f"{100 * d.high:+.1f}")
-            )
-            table.add_row(
-                _t(name) if position == 0 else "",
-                d.name,
-                str(d.n),
-                shown(d.a),
-                shown(d.b),
-                delta,
-                Text(f"[{low}, {high}]"),
-                *(tally if position == 0 else ["", "", "", ""]),
-            )
+            table.add_row(_t(name) if position == 0 else "", d.name, str(d.n), *_change(d))
+        if not view.deltas:
+            table.add_row(_t(name), Text("nothing decided in both runs", style="dim"))
     return table
 
 
-def _value(value: float) -> str:
-    return f"{value:.3f}"
+def _change(d: MetricDelta) -> tuple[str, str, str, Text]:
+    """A, B, the change and its interval: points for rates, plain numbers for mean values."""
+    if d.name == "mean value":
+        interval = f"[{d.low:+.3f}, {d.high:+.3f}]"
+        return f"{d.a:.3f}", f"{d.b:.3f}", f"{d.delta:+.3f}", Text(interval)
+    interval = f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+    return _pct(d.a), _pct(d.b), f"{100 * d.delta:+.1f} pts", Text(interval)
+
+
+def _flip_table(views: Sequence[tuple[str, PairedDiff]]) -> Table:
+    table = Table(
+        title="flips per view (p: exact McNemar test of broken against fixed)",
+        title_justify="left",
+    )
+    columns = ("view", "broken", "fixed", "both passed", "both failed", "abstained", "p")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "view" else "right")
+    for name, view in views:
+        table.add_row(
+            _t(name),
+            Text(str(len(view.broken)), style="red" if view.broken else ""),
+            Text(str(len(view.fixed)), style="green" if view.fixed else ""),
+            str(view.both_passed),
+            str(view.both_failed),
+            Text(str(len(view.abstained)), style="yellow" if view.abstained else ""),
+            f"{view.mcnemar_p:.2g}",
+        )
+    return table
 
 
 def _print_flips(
     console: Console, title: str, flips: Sequence[Flip], max_flips: int | None
 ) -> None:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")  # a scorer's name: never markup
     for column in ("example", "expected", "A", "B", "why"):
         table.add_column(column)
     shown = flips if max_flips is None else flips[:max_flips]
@@ -281,7 +285,8 @@ def _print_flips(
 
 
 def _clipped(value: str | None) -> Text:
-    """A flip's untrusted text, clipped for a table cell; a failed call's answer is ``-``."""
+    """A flip's untrusted text, clipped for a table cell; ``-`` where there is none (no
+    reference, or the call failed)."""
     if value is None:
         return Text("-", style="dim")
     return Text(escape.terminal(value, limit=DIFF_TEXT_CHARS, single_line=True))
