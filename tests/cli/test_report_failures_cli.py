@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +146,9 @@ def test_the_whole_csv_has_one_row_per_example_and_repetition(cli: Any, tmp_path
     result = cli("report", run_id, "--format", "csv", "--output", "quiz.csv")
     assert result.code == 0, result.err
     assert "wrote quiz.csv" in result.err
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(Path("quiz.csv").stat().st_mode) == 0o666 & ~umask  # not private
     with Path("quiz.csv").open(newline="", encoding="utf-8") as file:
         rows = list(csv.DictReader(file))
     assert [(r["example_id"], r["repetition"]) for r in rows] == [

@@ -54,7 +54,7 @@ def test_no_cell_holds_html_a_code_span_a_link_or_a_line_break(hostile: StoredRu
     markdown = report_markdown(hostile.report, hostile.examples, hostile.results)
     section = markdown[markdown.index("### Worst examples") :]
     assert "<" not in section
-    assert not re.search(r"(?<!\\)`", section.replace("(`arbiter report RUN --failures`)", ""))
+    assert not re.search(r"(?<!\\)`", section)
     assert "](" not in section
     for raw in ("\x1b", "\x00", "\x07", "\r", "\u202e"):
         assert raw not in section
@@ -111,4 +111,4 @@ def test_the_section_lists_the_worst_ten_and_counts_the_rest(store: Store) -> No
     run = load_run(store, scored_run(store, dataset(words), answers(dict.fromkeys(words, "dog"))))
     markdown = report_markdown(run.report, run.examples, run.results)
     assert len(_body(markdown)) == 10
-    assert "_… and 4 more (`arbiter report RUN --failures`)._" in markdown
+    assert f"_… and 4 more (`arbiter report {run.report.run_id} --failures`)._" in markdown

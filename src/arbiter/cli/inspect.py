@@ -56,10 +56,18 @@ def write_output(path: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
             file.write(text)
+        # mkstemp makes the file private; give it the mode any new file of the user gets.
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except OSError as exc:
         Path(temporary).unlink(missing_ok=True)
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _load(store: Store, run_id: str) -> StoredRun:

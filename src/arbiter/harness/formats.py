@@ -119,7 +119,8 @@ def failures_markdown(failures: Failures) -> str:
             f"{md(output, limit=120)} |"
         )
     if failures.left_out:
-        lines += ["", f"_… and {failures.left_out} more (`arbiter report RUN --failures`)._"]
+        run = failures.run_id or "RUN"  # a run id is ours: digits, letters and dashes
+        lines += ["", f"_… and {failures.left_out} more (`arbiter report {run} --failures`)._"]
     return "\n".join([*lines, ""])
 
 
