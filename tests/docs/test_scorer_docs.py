@@ -9,6 +9,7 @@ snippet is tested as well as the scorers it names.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -151,3 +152,23 @@ def test_entry_points_of_the_page_name_scorers_by_their_own_names(
         assert isinstance(factory, ScorerFactory)
         assert factory.name == name  # else a stored run could not be resumed
         assert name not in BUILTINS  # a plugin never replaces a built-in
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings: lowercased, punctuation dropped, - for spaces."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    headings = [line.lstrip("#").strip() for line in lines if line.startswith("#")]
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_links_of_the_page_lead_to_files_and_headings(page: Path) -> None:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if target.startswith("http"):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), target
+        if anchor:
+            assert anchor in _anchors(linked), target
