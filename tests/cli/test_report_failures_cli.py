@@ -290,3 +290,17 @@ def test_failures_of_a_jury_run_says_it_is_for_offline_runs(cli: Any) -> None:
     result = cli("report", run_id.group(1), "--failures")
     assert result.code == 3
     assert "is a jury run: --failures is for offline runs" in result.err
+
+
+def test_the_docs_csv_example_prints_what_the_docs_show(
+    cli: Any, qa: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    section = doc[doc.index("### CSV: the per-example table") :]
+    found = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", section, flags=re.DOTALL)
+    assert found is not None
+    code, shown = found.groups()
+    assert cli("report", qa, "--format", "csv", "-o", "qa.csv").code == 0
+    capsys.readouterr()
+    exec(compile(code, "docs/reports.md", "exec"), {})
+    assert capsys.readouterr().out == shown
