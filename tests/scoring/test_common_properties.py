@@ -240,6 +240,10 @@ _RAW = st.one_of(st.none(), _OBJECT, _NUMBER, st.lists(st.integers(0, 2), max_si
 _LABEL = st.one_of(st.none(), st.sampled_from(["paris", "Paris", "yes", "42"]))
 
 
+_ECHOES = st.sampled_from(["{}", "{} ", "It is {}.", "PARIS: {}"])
+"""Answers around the reference itself."""
+
+
 @st.composite
 def _outputs(draw: st.DrawFn) -> Output:
     text, label = draw(st.one_of(st.none(), _TEXT)), draw(_LABEL)
@@ -255,18 +259,17 @@ def _pairs(
     max_size: int = 6,
 ) -> list[tuple[Example, Output]]:
     size = draw(st.integers(min_size, max_size))
-    return [
-        (
-            Example(
-                id=f"e{i}",
-                input=draw(inputs),
-                expected=draw(_EXPECTED),
-                expected_label=draw(_LABEL),
-            ),
-            draw(_outputs()),
+    pairs = []
+    for i in range(size):
+        example = Example(
+            id=f"e{i}", input=draw(inputs), expected=draw(_EXPECTED), expected_label=draw(_LABEL)
         )
-        for i in range(size)
-    ]
+        output = draw(_outputs())
+        if isinstance(example.expected, str) and draw(st.booleans()):
+            # An answer holding its reference, so that the passing paths are taken too.
+            output = Output(text=draw(_ECHOES).format(example.expected))
+        pairs.append((example, output))
+    return pairs
 
 
 # --- Helpers ---
