@@ -96,7 +96,7 @@ def test_the_docs_have_pages_and_relative_links_to_check() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
 def test_every_relative_link_resolves_inside_the_repository(page: Path) -> None:
-    broken = []
+    broken: list[str] = []
     for number, target in relative_links(page):
         path, _, fragment = target.partition("#")
         resolved = (page.parent / unquote(path)).resolve() if path else page
@@ -141,7 +141,7 @@ WRONG_CLAIMS = {
 @pytest.mark.parametrize("claim", WRONG_CLAIMS, ids=list(WRONG_CLAIMS))
 def test_a_claim_found_wrong_never_returns(claim: str) -> None:
     pattern = WRONG_CLAIMS[claim]
-    found = []
+    found: list[str] = []
     for page in PAGES:
         prose = " ".join(line for _, line in prose_lines(page))
         found.extend(
