@@ -18,12 +18,12 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from arbiter.store.models import SCHEMA_VERSION, Base
+from arbiter.store.types import UntrustedText
 
 __all__ = ["CritiqueRow", "JuryRunRow", "VerdictRow"]
 
@@ -58,8 +58,8 @@ class CritiqueRow(Base):
     model: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(10))
     critique: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    raw: Mapped[str | None] = mapped_column(Text, nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    raw: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
+    error: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
     latency_ms: Mapped[float] = mapped_column(Float)
     input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -13,10 +13,11 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from arbiter.store.types import UntrustedString, UntrustedText
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -68,7 +69,7 @@ class RunRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     elapsed_seconds: Mapped[float] = mapped_column(Float, default=0.0)
-    name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    name: Mapped[str | None] = mapped_column(UntrustedString(200), nullable=True)
     tags: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)
     summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
@@ -83,16 +84,16 @@ class ResultRow(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
     example_id: Mapped[str] = mapped_column(String(200))
     repetition: Mapped[int] = mapped_column(Integer)
-    label: Mapped[str | None] = mapped_column(Text, nullable=True)
+    label: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
     confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
-    prediction_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prediction_id: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
     raw_output: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     correct: Mapped[bool] = mapped_column(Boolean)
     passed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     output: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     scores: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     error_type: Mapped[str | None] = mapped_column(String(100), nullable=True)
-    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error_message: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
     latency_ms: Mapped[float] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(Integer)
     completed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

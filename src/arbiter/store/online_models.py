@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from arbiter.store.models import SCHEMA_VERSION, Base
+from arbiter.store.types import UntrustedString, UntrustedText
 
 __all__ = ["OnlineResultRow"]
 
@@ -27,11 +28,11 @@ class OnlineResultRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     schema_version: Mapped[int] = mapped_column(Integer, default=SCHEMA_VERSION)
     batch_id: Mapped[str] = mapped_column(String(40), index=True)
-    prediction_id: Mapped[str] = mapped_column(Text)
-    label: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prediction_id: Mapped[str] = mapped_column(UntrustedText)
+    label: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
     escalated: Mapped[bool] = mapped_column(Boolean)
     flagged: Mapped[bool] = mapped_column(Boolean)
-    judge_source: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    judge_source: Mapped[str | None] = mapped_column(UntrustedString(200), nullable=True)
     n_errors: Mapped[int] = mapped_column(Integer, default=0)
     total_ms: Mapped[float] = mapped_column(Float)
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
