@@ -150,7 +150,7 @@ def test_entry_points_of_the_page_name_scorers_by_their_own_names(
         module, _, attribute = target.partition(":")
         factory = getattr(__import__(module), attribute)
         assert isinstance(factory, ScorerFactory)
-        assert factory.name == name  # else a stored run could not be resumed
+        assert factory.name == name  # the page's advice: one name in Python and in runs
         assert name not in BUILTINS  # a plugin never replaces a built-in
 
 

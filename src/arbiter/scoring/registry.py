@@ -1,9 +1,16 @@
 """Scorers by name: an explicit registry, built-ins and plugins alike, and the option syntax.
 
 ``ScorerRegistry.default()`` knows the built-in scorers of this package; the service
-layer adds the ones engines provide (the jury) and :meth:`~arbiter.plugins.Registry.load_plugins`
+layer adds the ones engines provide (the jury) and :meth:`ScorerRegistry.load_plugins`
 adds every factory published in the entry-point group ``arbiter.scorers``. Nothing is
 registered at import time.
+
+A scorer's name is the name it is registered under: for a plugin, its entry point's
+name, whatever name its ``@scorer`` gives. The spec a run stores, the scores and
+``arbiter scorers`` all carry that name, so a run that names the entry point can be
+rebuilt by it (``--resume``, ``replay``). A plugin never replaces a scorer registered
+before it (a built-in, the jury, an earlier plugin): it is ignored with one warning per
+process, naming its distribution.
 
 On a command line a scorer is written ``NAME[:ARG=VALUE,...]``: ``casefold``,
 ``numeric:abs_tol=0.01,path=result.total``, ``contains:text=Paris,as=has_paris``. Values
@@ -15,10 +22,12 @@ bool). ``as`` names the scorer in the run, so one scorer can be used twice.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable
+from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, ClassVar
 
 from arbiter.contract import ScorerSpec
@@ -53,6 +62,8 @@ BUILTIN_SCORERS: dict[str, str] = {
 }
 """Built-in scorers of this package, by name: ``module:factory``, imported on first use."""
 
+_log = logging.getLogger(__name__)
+
 _ARGUMENT_START = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_]*\s*=)")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -60,9 +71,16 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 class _Pending:
     """A scorer factory not imported yet: a built-in's module, or a plugin's entry point."""
 
-    def __init__(self, name: str, where: str, load: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        name: str,
+        where: str,
+        load: Callable[[], object],
+        distribution: str | None = None,
+    ) -> None:
         self.name = name
         self.where = where
+        self.distribution = distribution  # a plugin's; None for a scorer of Arbiter's own
         self._load = load
 
     def __call__(self, *, context: ScoringContext | None = None, **arguments: Any) -> BuiltScorer:
@@ -79,7 +97,38 @@ class _Pending:
             raise InputError(
                 f"scorer {self.name!r} ({self.where}) is not a factory made with @scorer"
             )
-        return factory
+        return factory if factory.name == self.name else _renamed(factory, self.name)
+
+
+def _renamed(factory: ScorerFactory, name: str) -> ScorerFactory:
+    """The same factory registered as ``name``: its specs and scores carry that name."""
+    return ScorerFactory(
+        factory.factory,
+        name=name,
+        kind=factory.kind,
+        version=factory.version,
+        description=factory.description,
+        reference=factory.reference,
+    )
+
+
+def _distribution(point: EntryPoint) -> str:
+    """The name of the distribution publishing ``point`` (as ``pip`` lists it)."""
+    name = point.dist.name if point.dist is not None else None
+    return str(name) if name else "an unnamed distribution"
+
+
+@cache  # a command builds several registries: the user is told once
+def _warn_ignored(name: str, distribution: str, owner: str | None) -> None:
+    """Say that ``distribution``'s scorer ``name`` is ignored, and which one is used."""
+    used = "the built-in scorer" if owner is None else f"the scorer of {owner!r}"
+    _log.warning(
+        "scorer plugin %r of %r is ignored: %s of that name is used (rename the plugin's "
+        "entry point to use it)",
+        name,
+        distribution,
+        used,
+    )
 
 
 def _import(target: str) -> Callable[[], object]:
@@ -104,10 +153,21 @@ class ScorerRegistry(Registry[ScorerFactory | _Pending]):
         return registry
 
     def load_plugins(self) -> None:
-        """Add every factory of the entry-point group; a plugin never replaces a built-in."""
+        """Add every factory of the entry-point group, under its entry point's name.
+
+        A plugin never replaces a scorer registered before it (a built-in, an engine's,
+        an earlier plugin's): it is ignored, with one warning per process naming its
+        distribution and the name.
+        """
         for point in entry_points(group=self.group):
+            distribution = _distribution(point)
             if point.name not in self:
-                self.add(point.name, _Pending(point.name, point.value, point.load))
+                pending = _Pending(point.name, point.value, point.load, distribution)
+                self.add(point.name, pending)
+                continue
+            taken = self.factory(point.name)
+            owner = taken.distribution if isinstance(taken, _Pending) else None
+            _warn_ignored(point.name, distribution, owner)
 
     def register_scorer(self, factory: ScorerFactory, *, replace: bool = False) -> None:
         """Add a factory made with ``@scorer`` under its own name.
