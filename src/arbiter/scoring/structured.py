@@ -2,10 +2,10 @@
 
 The document read is the output's ``raw`` JSON when it has one, else its text parsed as
 JSON (one surrounding Markdown code fence is allowed). Checks, all optional but the
-first: it parses; it is valid against a JSON Schema (``json_schema``); the values at dotted
-paths equal fixed ones (``fields``) or the example's values at the same paths
-(``paths``). A failed check fails the score; a path the example does not have makes it
-abstain when nothing failed.
+first: it parses; it is valid against a JSON Schema (``json_schema``, or a file:
+``json_schema_file``); the values at dotted paths equal fixed ones (``fields``) or the
+example's values at the same paths (``paths``). A failed check fails the score; a path
+the example does not have makes it abstain when nothing failed.
 
 Schemas are checked when the scorer is built (a bad one is a bad input, exit 3), under
 the draft their ``$schema`` names (2020-12 by default). ``format`` is an annotation, as
@@ -16,19 +16,23 @@ RE2, in time linear in the output (see :mod:`~arbiter.scoring.patterns`), and
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
 
 from jsonschema import exceptions, validators  # type: ignore[import-untyped]  # no hints
-from pydantic import JsonValue
+from pydantic import GetCoreSchemaHandler, JsonValue
+from pydantic_core import CoreSchema, core_schema
 
 from arbiter.contract import Example, Output, Score
+from arbiter.datasets.jsonio import json_type, read_json_file
+from arbiter.errors import InputError
 from arbiter.scoring.base import ScoreFunction, scorer
 from arbiter.scoring.patterns import compile_pattern, searchable
 from arbiter.scoring.reading import MAX_QUOTED, Missing, follow_path, json_kind, output_json
 
-__all__ = ["json_equal", "json_output"]
+__all__ = ["JsonSchemaFile", "json_equal", "json_output"]
 
 _SHOWN_PROBLEMS = 3
 """Failed checks an explanation lists before "and N more"."""
@@ -51,6 +55,55 @@ _ONE = frozenset(
 )
 _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 _MAP = frozenset({"$defs", "definitions", "dependentSchemas", "properties", "dependencies"})
+
+
+class JsonSchemaFile(dict[str, Any]):
+    """The ``json_schema_file`` argument: a JSON Schema file's path, read when the scorer
+    is built (with Arbiter's one JSON reader: errors name the file, line and column).
+
+    It is stored as ``{"path", "sha256", "schema"}`` (``sha256`` of the schema as
+    canonical JSON), so the scorer's spec holds the schema itself: a resumed run checks
+    against the same schema even if the file has changed since. A stored value whose
+    schema does not match its hash is refused.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_plain_validator_function(cls.read)
+
+    @classmethod
+    def read(cls, value: Any) -> JsonSchemaFile:
+        """The schema ``value`` names: a path to read, or a stored ``{path, sha256, schema}``.
+
+        Raises:
+            ValueError: The file cannot be read, is not JSON or holds no JSON object, or a
+                stored value is malformed or its schema does not match its sha256.
+        """
+        if isinstance(value, str):
+            try:
+                schema = read_json_file(value, what="JSON Schema file")
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
+            if not isinstance(schema, dict):
+                raise ValueError(
+                    f"{value}: a JSON Schema must be an object, got {json_type(schema)}"
+                )
+            return cls(path=value, sha256=_schema_sha256(schema), schema=schema)
+        if (
+            isinstance(value, dict)
+            and set(value) == {"path", "sha256", "schema"}
+            and isinstance(value["path"], str)
+            and isinstance(value["schema"], dict)
+        ):
+            if _schema_sha256(value["schema"]) != value["sha256"]:
+                raise ValueError(f"{value['path']}: the stored schema does not match its sha256")
+            return cls(value)
+        raise ValueError("expected the path of a JSON Schema file")
+
+
+def _schema_sha256(schema: dict[str, Any]) -> str:
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _subschemas(schema: object) -> Iterator[dict[str, Any]]:
@@ -135,6 +188,7 @@ def _shown(value: object) -> str:
 def json_output(
     *,
     json_schema: dict[str, Any] | None = None,
+    json_schema_file: JsonSchemaFile | None = None,
     fields: dict[str, Any] | None = None,
     paths: list[str] | None = None,
 ) -> ScoreFunction:
@@ -143,7 +197,10 @@ def json_output(
     The value is 1.0 when every check passed, 0.0 when one failed.
 
     Args:
-        json_schema: A JSON Schema the document must be valid against.
+        json_schema: A JSON Schema the document must be valid against (give this or
+            ``json_schema_file``).
+        json_schema_file: A file holding that JSON Schema; read when the scorer is built,
+            and the schema stored with the run.
         fields: Dotted path to the value the document must hold there, the same for
             every example (``{"status": "ok", "items.0.id": 7}``).
         paths: Dotted paths at which the document must hold the example's
@@ -153,7 +210,16 @@ def json_output(
         raise ValueError("fields must map non-empty dotted paths to values")
     if paths is not None and not all(paths):
         raise ValueError("paths must be non-empty dotted paths")
-    validator = _validator(json_schema) if json_schema is not None else None
+    if json_schema is not None and json_schema_file is not None:
+        raise ValueError("give the schema as json_schema or json_schema_file, not both")
+    validator = None
+    if json_schema_file is not None:
+        try:
+            validator = _validator(json_schema_file["schema"])
+        except ValueError as exc:
+            raise ValueError(f"{json_schema_file['path']}: {exc}") from None
+    elif json_schema is not None:
+        validator = _validator(json_schema)
     fixed = dict(fields or {})
     compared = list(paths or [])
 
