@@ -33,6 +33,7 @@ from arbiter.jury.evaluation import DECISIONS
 from arbiter.jury.jury import Jury
 from arbiter.jury.offline import OFFLINE_PROVIDER
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
+from arbiter.scoring.files import FileArgument
 from arbiter.validation import describe_validation_error
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ _MAX_TEXT = 300
 """Characters kept of a quoted span or a critic's claim (both untrusted text)."""
 
 
-class Roster(list[dict[str, Any]]):
+class Roster(FileArgument, list[dict[str, Any]]):
     """The ``roster`` argument: a roster file's path, or the critics as a JSON list.
 
     Either way it is validated to the list of critic specs, so the scorer's spec records

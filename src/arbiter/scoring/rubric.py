@@ -43,6 +43,7 @@ from arbiter.params import check_number
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.mock import MOCK_ANSWER
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
+from arbiter.scoring.files import FileArgument
 from arbiter.scoring.quotes import locate, normalize
 
 __all__ = [
@@ -98,7 +99,7 @@ class RubricAnswer(BaseModel):
     """How well the output meets the rubric."""
 
 
-class RubricFile(dict[str, str]):
+class RubricFile(FileArgument, dict[str, str]):
     """The ``rubric_file`` argument: a path, read when the scorer is built.
 
     It is stored as ``{"path", "sha256", "text"}``, so the scorer's spec holds the rubric

@@ -29,6 +29,7 @@ from arbiter.contract import Example, Output, Score
 from arbiter.datasets.jsonio import json_type, read_json_file
 from arbiter.errors import InputError
 from arbiter.scoring.base import ScoreFunction, scorer
+from arbiter.scoring.files import FileArgument
 from arbiter.scoring.patterns import compile_pattern, searchable
 from arbiter.scoring.reading import MAX_QUOTED, Missing, follow_path, json_kind, output_json
 
@@ -57,7 +58,7 @@ _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 _MAP = frozenset({"$defs", "definitions", "dependentSchemas", "properties", "dependencies"})
 
 
-class JsonSchemaFile(dict[str, Any]):
+class JsonSchemaFile(FileArgument, dict[str, Any]):
     """The ``json_schema_file`` argument: a JSON Schema file's path, read when the scorer
     is built (with Arbiter's one JSON reader: errors name the file, line and column).
 

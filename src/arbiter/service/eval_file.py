@@ -1,10 +1,13 @@
 """Eval files: a whole run (dataset, system, scorers, options, gate) in one TOML file.
 
 A CI job becomes one line, ``arbiter run eval.toml``. Paths in the file are relative to
-the file. Header values are never written in the file: ``headers = {Authorization =
-"env:API_TOKEN"}`` reads the value from the environment when the run starts. The
-file's sha256 is stored with the run. Everything is validated before anything is
-called or written; an error names ``file:line: key: why``.
+the file: ``dataset.path``, a ``file.py:function`` target, and every scorer argument
+that names a file (its type is a :class:`~arbiter.scoring.files.FileArgument`:
+``rubric_file``, ``json_schema_file``, a jury ``roster``, a plugin's own). Header values
+are never written in the file: ``headers = {Authorization = "env:API_TOKEN"}`` reads the
+value from the environment when the run starts. The file's sha256 is stored with the run.
+Everything is validated before anything is called or written; an error names
+``file:line: key: why``.
 
 Example::
 
@@ -47,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from arbiter.contract import RunConfig, ScorerSpec
 from arbiter.datasets.tomlio import TomlDocument, read_toml_file
 from arbiter.errors import InputError
+from arbiter.scoring.files import file_arguments
 from arbiter.scoring.labels import BINARY_LABEL_MAP
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.runs import GateFloors, system_description
@@ -240,7 +244,7 @@ def load_eval_file(
         cache=spec.run.cache,
         eval_file_hash=hashlib.sha256(document.path.read_bytes()).hexdigest(),
     )
-    scorers = _scorers(spec, document, registry, config.label_map)
+    scorers = _scorers(spec, document, registry, config.label_map, base)
     gate = spec.gate
     floors = None
     if gate is not None:
@@ -321,6 +325,7 @@ def _scorers(
     document: TomlDocument,
     registry: ScorerRegistry,
     label_map: dict[str, str] | None,
+    base: Path,
 ) -> list[ScorerSpec]:
     entries = spec.scorers or [ScorerSection(name="label")]
     specs: list[ScorerSpec] = []
@@ -335,6 +340,9 @@ def _scorers(
         except InputError as exc:
             location = ("scorers", index, "name") if spec.scorers else ()
             raise InputError(f"{document.where(location)}: scorers[{index}]: {exc}") from None
+        for name in file_arguments(factory):
+            if isinstance(args.get(name), str):  # a path; not a value stored or given inline
+                args[name] = str(_relative(base, args[name]))
         try:
             built = factory(**args)
         except InputError as exc:
