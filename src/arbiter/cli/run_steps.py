@@ -26,6 +26,7 @@ from arbiter.cli.common import (
 if TYPE_CHECKING:
     from arbiter.contract import Report
     from arbiter.service.eval_file import EvalPlan
+    from arbiter.service.runs import GateFloors
     from arbiter.store import Store
 
 __all__ = ["Tracker", "execute", "finish", "plan_from_file", "plan_from_options", "resume"]
@@ -265,7 +266,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
                 raise tracker.interrupted() from None
         finish(report, store, as_json=as_json)
         if plan.floors is not None:
-            _gate(plan, store, report, as_json=as_json)
+            _gate(plan.floors, plan.baseline, store, report, as_json=as_json)
     finally:
         telemetry.shutdown()  # flushes the run's span and figures
         store.close()
@@ -302,14 +303,16 @@ def _print_dry_run(plan: EvalPlan, dataset_name: str, n_examples: int, *, as_jso
     )
 
 
-def _gate(plan: EvalPlan, store: Store, report: Report, *, as_json: bool) -> None:
+def _gate(
+    floors: GateFloors, baseline: str | None, store: Store, report: Report, *, as_json: bool
+) -> None:
+    """Gate the finished run (an eval file's ``[gate]``); a missed floor exits 1."""
     from arbiter.cli.render_run import render_gate
     from arbiter.errors import GateFailed
     from arbiter.service.runs import gate_run
 
-    assert plan.floors is not None
     assert report.run_id is not None
-    result = gate_run(store, report.run_id, plan.floors, baseline=plan.baseline)
+    result = gate_run(store, report.run_id, floors, baseline=baseline)
     if as_json:
         note(f"gate: {'passed' if result.passed else 'failed'}")
         for line in result.failures:
@@ -319,10 +322,10 @@ def _gate(plan: EvalPlan, store: Store, report: Report, *, as_json: bool) -> Non
             result,
             out_console(),
             {
-                "min_accuracy": plan.floors.min_accuracy,
-                "min_pass_k": plan.floors.min_pass_k,
-                "cohorts": plan.floors.cohorts,
-                "baseline": plan.baseline,
+                "min_accuracy": floors.min_accuracy,
+                "min_pass_k": floors.min_pass_k,
+                "cohorts": floors.cohorts,
+                "baseline": baseline,
             },
         )
     if not result.passed:
@@ -330,10 +333,11 @@ def _gate(plan: EvalPlan, store: Store, report: Report, *, as_json: bool) -> Non
 
 
 def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) -> None:
-    """Continue a stored run; options given again must equal the run's own."""
+    """Continue a stored run; options given again must equal the run's own. A run stored
+    with a gate (an eval file's ``[gate]``) is gated when it completes, as on its start."""
     from arbiter.datasets import load_dataset
     from arbiter.errors import InputError
-    from arbiter.service.runs import resume_run, system_description
+    from arbiter.service.runs import GateFloors, resume_run, system_description
     from arbiter.telemetry import Telemetry
 
     refused = sorted(
@@ -385,7 +389,8 @@ def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) ->
     store = open_store(config)
     try:
         tracker = Tracker(lambda done, total: None)
-        tracker.run_id = store.get_run(run_id).id
+        info = store.get_run(run_id)
+        tracker.run_id = info.id
         with progress_bar(f"resuming {tracker.run_id}", enabled=not quiet) as bar:
             tracker.progress = bar
             try:
@@ -402,6 +407,9 @@ def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) ->
             except KeyboardInterrupt:
                 raise tracker.interrupted() from None
         finish(report, store, as_json=as_json)
+        gate = info.run_config.gate
+        if gate is not None:
+            _gate(GateFloors.of(gate), gate.baseline, store, report, as_json=as_json)
     finally:
         telemetry.shutdown()
         store.close()

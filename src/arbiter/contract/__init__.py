@@ -57,7 +57,14 @@ from arbiter.contract.report import (
     Report,
     ScorerSection,
 )
-from arbiter.contract.runs import PairResult, RunConfig, RunInfo, RunSegment, RunStatus
+from arbiter.contract.runs import (
+    PairResult,
+    RunConfig,
+    RunGate,
+    RunInfo,
+    RunSegment,
+    RunStatus,
+)
 from arbiter.contract.scores import Band, Evidence, ModelCalls, Score, ScorerKind, ScorerSpec
 
 __all__ = [
@@ -106,6 +113,7 @@ __all__ = [
     "Rating",
     "Report",
     "RunConfig",
+    "RunGate",
     "RunInfo",
     "RunSegment",
     "RunStatus",

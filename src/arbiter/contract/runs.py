@@ -10,10 +10,26 @@ from pydantic import BaseModel, Field
 from arbiter.contract.data import Output
 from arbiter.contract.scores import Score, ScorerSpec
 
-__all__ = ["PairResult", "RunConfig", "RunInfo", "RunSegment", "RunStatus"]
+__all__ = ["PairResult", "RunConfig", "RunGate", "RunInfo", "RunSegment", "RunStatus"]
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 """Where a run is: ``completed`` only when every (example, repetition) pair has a result."""
+
+
+class RunGate(BaseModel):
+    """The gate a run was started with (an eval file's ``[gate]``): applied when it
+    completes, on the first start or on a resume."""
+
+    min_accuracy: float | None = Field(default=None, ge=0, le=1)
+    """Floor on the share of decided pairs that passed."""
+    min_pass_k: float | None = Field(default=None, ge=0, le=1)
+    """Floor on pass^k."""
+    cohorts: dict[str, float] = Field(default_factory=dict)
+    """Floor per cohort."""
+    baseline: str | None = None
+    """A stored run to compare with (significant regressions fail)."""
+    epsilon: float = Field(default=0.0, ge=0)
+    """Drop against the baseline tolerated even when significant."""
 
 
 class RunConfig(BaseModel):
@@ -44,6 +60,9 @@ class RunConfig(BaseModel):
     k is 1 (repetitions meant to sample ask for fresh answers)."""
     eval_file_hash: str | None = None
     """sha256 of the eval file the run was started from, if any."""
+    gate: RunGate | None = None
+    """The gate the run must pass (an eval file's ``[gate]``); None: none. A resume
+    applies it too, since the file may have changed or be gone."""
 
     @property
     def uses_cache(self) -> bool:

@@ -31,6 +31,7 @@ from arbiter.contract import (
     PairResult,
     Report,
     RunConfig,
+    RunGate,
     RunStatus,
 )
 from arbiter.errors import (
@@ -292,6 +293,7 @@ async def run_eval_async(
     name: str | None = None,
     tags: Mapping[str, str] | None = None,
     eval_file_hash: str | None = None,
+    gate: RunGate | None = None,
     store: RunStore | None = None,
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
@@ -322,6 +324,8 @@ async def run_eval_async(
         name: A name for the stored run.
         tags: Tags for the stored run.
         eval_file_hash: sha256 of the eval file the run comes from, stored with it.
+        gate: The gate the run must pass, stored with it so a resume applies it too
+            (the caller gates the finished run: ``arbiter run`` does).
         store: Where to persist the run (a :class:`arbiter.store.Store`, or any
             :class:`~arbiter.harness.sink.RunStore`); None keeps results in memory only.
         progress: Called with ``(done, total)`` after each completed pair.
@@ -351,6 +355,7 @@ async def run_eval_async(
         seed=seed,
         cache=cache,
         eval_file_hash=eval_file_hash,
+        gate=gate,
     )
     chosen = list(scorers) if scorers is not None else default_scorers(config)
     if not chosen:

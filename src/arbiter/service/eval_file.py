@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arbiter.contract import RunConfig, ScorerSpec
+from arbiter.contract import RunConfig, RunGate, ScorerSpec
 from arbiter.datasets.tomlio import TomlDocument, read_toml_file
 from arbiter.errors import InputError
 from arbiter.scoring.files import file_arguments
@@ -134,19 +134,11 @@ class ScorerSection(_Strict):
     """Whether it decides pass / fail."""
 
 
-class GateSection(_Strict):
-    """``[gate]``: what the run must reach; ``arbiter run`` exits 1 when it does not."""
+class GateSection(RunGate):
+    """``[gate]``: what the run must reach; ``arbiter run`` exits 1 when it does not. It is
+    stored with the run (``RunConfig.gate``), so ``--resume`` gates the same way."""
 
-    min_accuracy: float | None = Field(default=None, ge=0, le=1)
-    """Floor on the share of decided pairs that passed."""
-    min_pass_k: float | None = Field(default=None, ge=0, le=1)
-    """Floor on pass^k."""
-    cohorts: dict[str, float] = Field(default_factory=dict)
-    """Floor per cohort."""
-    baseline: str | None = None
-    """A stored run to compare with (significant regressions fail)."""
-    epsilon: float = Field(default=0.0, ge=0)
-    """Drop against the baseline tolerated even when significant."""
+    model_config = ConfigDict(extra="forbid")
 
 
 class EvalFile(_Strict):
@@ -233,6 +225,7 @@ def load_eval_file(
     system = _system(spec.system, base, document, timeout)
     headers = _headers(spec.system.headers, document, environ)
     label_map = BINARY_LABEL_MAP if spec.run.label_map == "binary" else spec.run.label_map
+    gate = spec.gate
     config = RunConfig(
         k=spec.run.k,
         concurrency=spec.run.concurrency or concurrency,
@@ -243,17 +236,10 @@ def load_eval_file(
         seed=spec.run.seed,
         cache=spec.run.cache,
         eval_file_hash=hashlib.sha256(document.path.read_bytes()).hexdigest(),
+        gate=RunGate.model_validate(gate.model_dump()) if gate is not None else None,
     )
     scorers = _scorers(spec, document, registry, config.label_map, base)
-    gate = spec.gate
-    floors = None
-    if gate is not None:
-        floors = GateFloors(
-            min_accuracy=gate.min_accuracy,
-            min_pass_k=gate.min_pass_k,
-            cohorts=dict(gate.cohorts),
-            epsilon=gate.epsilon,
-        )
+    floors = GateFloors.of(config.gate) if config.gate is not None else None
     return EvalPlan(
         source=document.path,
         file_hash=config.eval_file_hash,

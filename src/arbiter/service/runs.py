@@ -18,6 +18,7 @@ from arbiter.contract import (
     PairResult,
     Report,
     RunConfig,
+    RunGate,
     RunInfo,
 )
 from arbiter.errors import InputError, StoreError
@@ -202,7 +203,7 @@ async def start_run(
     Args:
         system: The system under test (built from a description, or any object).
         dataset: The examples.
-        config: The run's options (``cache`` and ``eval_file_hash`` included).
+        config: The run's options (``cache``, ``eval_file_hash`` and ``gate`` included).
         store: Where results go as they complete; None keeps them in memory.
         source: Where the dataset came from, for messages.
         progress: Called with ``(done, total)``.
@@ -232,6 +233,7 @@ async def start_run(
         scorers=scorers,
         cache=config.cache,
         eval_file_hash=config.eval_file_hash,
+        gate=config.gate,
         name=name,
         tags=tags,
         store=store,
@@ -392,6 +394,16 @@ class GateFloors:
     """Floor on accuracy per cohort."""
     epsilon: float = 0.0
     """Drop against the baseline tolerated even when significant."""
+
+    @classmethod
+    def of(cls, gate: RunGate) -> GateFloors:
+        """The floors of a run's stored gate (its baseline is apart: ``gate.baseline``)."""
+        return cls(
+            min_accuracy=gate.min_accuracy,
+            min_pass_k=gate.min_pass_k,
+            cohorts=dict(gate.cohorts),
+            epsilon=gate.epsilon,
+        )
 
 
 def gate_run(
