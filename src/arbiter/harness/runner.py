@@ -81,8 +81,11 @@ def _describe(system: SystemUnderTest) -> dict[str, Any]:
 
 
 def describe_system_short(description: Mapping[str, Any]) -> str:
-    """A one-word summary of a system description, e.g. ``python:pkg.mod:fn``."""
+    """A one-word summary of a system description, e.g. ``python:pkg.mod:fn``; a
+    precomputed system, which has no target, names its field: ``precomputed (field output)``."""
     kind = description.get("kind", "?")
+    if kind == "precomputed":
+        return f"precomputed (field {description.get('field', 'output')})"
     target = description.get("target") or description.get("url") or description.get("repr", "")
     tool = description.get("tool")
     return f"{kind}:{target}" + (f"#{tool}" if tool else "")
