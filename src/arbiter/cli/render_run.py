@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -58,31 +59,61 @@ def _confusion_table(metrics: ClassificationMetrics, title: str = "confusion") -
 
 
 def _scorer_table(report: Report, binary: set[str] | None) -> Table:
+    """One row per scorer, narrow enough for an 80-column terminal.
+
+    The pass rate shares a cell with its interval, the counts share one too; ``n`` is
+    left out (it is pass + fail); the gates column appears only when a scorer does not
+    gate, and the error, mean value and pass^k columns appear only when they say something: a
+    scorer raised, a scorer measures more than 0 / 1, k > 1. Model calls have a table of
+    their own (:func:`_model_table`).
+    """
     figures = scorer_figures(report, binary=binary)
-    table = Table(title="per scorer", title_justify="left")
-    columns = ["scorer", "gates", "pass rate", "95% CI", "n", "pass", "fail", "abstain", "error"]
+    table = Table(title="per scorer", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    show_error = any(f.errored for f in figures)
     show_value = any(f.value for f in figures)
-    show_model = any(f.model for f in figures)
-    columns += [*(["mean value  [95% CI]"] if show_value else []), f"pass^{report.k}"]
-    columns += ["model calls"] if show_model else []
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("scorer", "gates") else "right")
+    show_pass_k = report.k > 1
+    show_gates = not all(f.gating for f in figures)
+    table.add_column("scorer", no_wrap=True)
+    if show_gates:
+        table.add_column("gates")
+    table.add_column("pass rate [95% CI]", justify="right", no_wrap=True)
+    table.add_column("pass/fail/abstain", justify="right", no_wrap=True)
+    if show_error:
+        table.add_column("error", justify="right")
+    if show_value:
+        table.add_column("mean [95% CI]", justify="right", no_wrap=True)
+    if show_pass_k:
+        table.add_column(f"pass^{report.k}", justify="right")
     for f in figures:
-        cells: list[RenderableType] = [
-            _t(f.name),
-            "yes" if f.gating else "no",
-            f.pass_rate,
-            f.interval,
-            str(f.n),
-            str(f.passed),
-            Text(str(f.failed), style="red" if f.failed else ""),
-            Text(str(f.abstained), style="yellow" if f.abstained else ""),
-            Text(str(f.errored), style="red" if f.errored else ""),
+        cells: list[RenderableType] = [_t(f.name)]
+        cells += ["yes" if f.gating else "no"] if show_gates else []
+        cells += [
+            f"{f.pass_rate} {f.interval}".strip(),
+            Text.assemble(
+                str(f.passed),
+                " / ",
+                (str(f.failed), "red" if f.failed else ""),
+                " / ",
+                (str(f.abstained), "yellow" if f.abstained else ""),
+            ),
         ]
+        cells += [Text(str(f.errored), style="red" if f.errored else "")] if show_error else []
         cells += [f.value] if show_value else []
-        cells.append(f.pass_k)
-        cells += [f.model] if show_model else []
+        cells += [f.pass_k] if show_pass_k else []
         table.add_row(*cells)
+    return table
+
+
+def _model_table(report: Report) -> Table | None:
+    """The model calls of each scorer that made any: calls, cache hits, tokens, cost."""
+    rows = [(f.name, f.model) for f in scorer_figures(report) if f.model]
+    if not rows:
+        return None
+    table = Table(title="model calls", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("scorer")
+    table.add_column("calls, cache hits, tokens, latency, cost")
+    for name, calls in rows:
+        table.add_row(_t(name), calls)
     return table
 
 
@@ -137,6 +168,8 @@ def report_renderable(
     parts: list[RenderableType] = [head, Text("")]
     if not label_only(report) and report.sections:
         parts.append(_scorer_table(report, binary_valued(results) if results else None))
+        model = _model_table(report)
+        parts += [model] if model is not None else []
     parts += _label_sections(report)
     if report.cohorts:
         cohorts = Table(title="per cohort", title_justify="left")

@@ -96,7 +96,8 @@ class ScorerSection(BaseModel):
     """The same after the scorer's label map, when it has one."""
     value: Interval | None = None
     """Mean of its numeric values (per example, then over examples) with a bootstrap
-    interval, when it gives values."""
+    interval, when it measures: None when every value is 0 or 1 (that mean is the pass
+    rate)."""
     bands: dict[Band, int] = Field(default_factory=dict)
     """Pairs per band, for banded scorers."""
     model: ModelCalls | None = None

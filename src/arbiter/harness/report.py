@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -214,9 +215,9 @@ def _section(
     if decided:
         (pass_hat_k,) = _bootstraps([np.array(decided, dtype=float)], seed)
     value = None
-    if values:
-        means = np.array([sum(v) / len(v) for v in values.values()], dtype=float)
-        (value,) = _bootstraps([means], seed)
+    # A mean of values that are all 0 or 1 is the pass rate again: only measures get one.
+    if values and any(v not in (0.0, 1.0) for vs in values.values() for v in vs):
+        value = _mean_value([v for vs in values.values() for v in vs], values, seed)
     return ScorerSection(
         name=name,
         spec=spec,
@@ -322,6 +323,30 @@ def _share(reps: Sequence[bool | None]) -> float:
 def _wilson(successes: int, n: int) -> Interval:
     low, high = wilson_interval(successes, n)
     return Interval(estimate=successes / n if n else 0.0, low=low, high=high, method="wilson", n=n)
+
+
+def _mean_value(flat: list[float], values: Mapping[str, list[float]], seed: int) -> Interval | None:
+    """The mean of per-example mean values with its bootstrap interval.
+
+    None when a value is infinite (no mean to speak of). Values are scaled by the
+    largest magnitude first so that sums of values near the float maximum cannot
+    overflow into an infinite or undefined interval.
+    """
+    scale = max(abs(v) for v in flat)
+    if not math.isfinite(scale):
+        return None
+    scale = scale if scale > 1.0 else 1.0
+    means = np.array([sum(v / scale for v in vs) / len(vs) for vs in values.values()])
+    (interval,) = _bootstraps([means], seed)
+    if scale == 1.0:
+        return interval
+    return interval.model_copy(
+        update={
+            "estimate": interval.estimate * scale,
+            "low": interval.low * scale,
+            "high": interval.high * scale,
+        }
+    )
 
 
 def _bootstraps(samples: list[np.ndarray[Any, Any]], seed: int) -> list[Interval]:
