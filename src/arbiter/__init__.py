@@ -67,7 +67,7 @@ __all__ = [
     "run_eval",
     "run_eval_async",
 ]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _MODULES = {
     "ArbiterError": "arbiter.errors",
