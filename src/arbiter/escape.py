@@ -10,7 +10,9 @@ printed or written into a report it goes through the function for that medium:
   emphasis, HTML tags, line breaks), for one table cell or inline run;
 - :func:`xml`: characters XML 1.0 cannot hold (NUL, BEL, lone surrogates) become
   visible escapes; ElementTree escapes ``&``, ``<`` and ``>`` itself;
-- :func:`html`: HTML-escaped, after :func:`terminal`.
+- :func:`html`: HTML-escaped, after :func:`terminal`;
+- :func:`json_text`: a JSON document that prints inertly and parses back to the same
+  data (what a terminal would obey is written as ``\\uXXXX`` escapes).
 
 Each runs in time linear in its input and bounds it when asked (``limit``).
 """
@@ -18,9 +20,11 @@ Each runs in time linear in its input and bounds it when asked (``limit``).
 from __future__ import annotations
 
 import html as _html
+import json
 import re
+from typing import Any
 
-__all__ = ["clip", "html", "markdown", "terminal", "xml"]
+__all__ = ["clip", "html", "json_text", "markdown", "terminal", "xml"]
 
 # C0 controls, DEL, C1 controls, and the Unicode controls that reorder or hide text.
 _TERMINAL_UNSAFE = re.compile(
@@ -31,6 +35,11 @@ _TERMINAL_UNSAFE_LINES = re.compile(_TERMINAL_UNSAFE.pattern[:-1] + "\n\t]")
 # What XML 1.0 cannot carry at all: C0 controls but tab/newline/return, lone
 # surrogates, U+FFFE and U+FFFF.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# What json.dumps leaves raw that a terminal obeys: DEL, C1 controls, the characters that
+# reorder or hide text, and lone surrogates (json.dumps escapes the C0 controls itself).
+_JSON_UNSAFE = re.compile(
+    "[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff]"
+)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()|~])")
 
 
@@ -92,3 +101,14 @@ def xml(text: object, *, limit: int | None = None) -> str:
 def html(text: object, *, limit: int | None = None) -> str:
     """Text for HTML element content or a quoted attribute."""
     return _html.escape(terminal(text, limit=limit), quote=True)
+
+
+def json_text(payload: Any, *, indent: int | None = 2) -> str:
+    """``payload`` as JSON text, UTF-8 as is but inert on a terminal, and lossless.
+
+    Characters a terminal would obey (and lone surrogates, which no UTF-8 stream can
+    carry) are written as ``\\uXXXX`` escapes: valid JSON that parses back to the very
+    same string. No trailing newline.
+    """
+    text = json.dumps(payload, indent=indent, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)

@@ -164,14 +164,9 @@ def read_argument_file(value: str, option: str) -> str:
 
 
 def echo_json(payload: Any) -> None:
-    """Print a JSON document on stdout, UTF-8 as is (no Rich, no markup)."""
-    import json
-
+    """Print a JSON document on stdout: UTF-8, no Rich, inert (:func:`escape.json_text`)."""
     import typer
 
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a model's answer: escape it
-        text = json.dumps(payload, indent=2, ensure_ascii=True)
-    typer.echo(text)
+    from arbiter.escape import json_text
+
+    typer.echo(json_text(payload))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from enum import StrEnum
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from arbiter import escape
 from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, open_store, out_console
 
@@ -200,7 +200,7 @@ def _report_text(stored: StoredRun, format: ReportFormat) -> str:
 
         return report_markdown(report, examples, results)
     if format is ReportFormat.json:
-        return report.model_dump_json(indent=2) + "\n"
+        return _json_text(report.model_dump(mode="json"))
     if format is ReportFormat.csv:
         from arbiter.harness.csv_report import report_csv
 
@@ -259,19 +259,9 @@ def _emit_failures(
     _emit(text, output)
 
 
-# What json.dumps leaves raw that a terminal obeys: DEL, C1 controls, the Unicode
-# characters that reorder or hide text, and lone surrogates (escape.terminal's set
-# beyond the C0 controls, which json.dumps escapes itself).
-_JSON_UNSAFE = re.compile(
-    "[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff]"
-)
-
-
 def _json_text(payload: object) -> str:
-    """Indented JSON, UTF-8, inert on a terminal and lossless: characters a terminal
-    would obey are written as ``\\uXXXX`` escapes, which parse back to themselves."""
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n"
+    """Indented JSON, inert on a terminal and lossless, with a final newline."""
+    return escape.json_text(payload) + "\n"
 
 
 def _emit(text: str, output: Path | None) -> None:
