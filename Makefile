@@ -31,6 +31,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/jury_speed.py
 	$(BIN)/python bench/online_overhead.py
 	$(BIN)/python bench/summedits_eval.py
+	$(BIN)/python bench/scorer_speed.py
 
 clean:
 	rm -rf $(VENV) .arbiter .pytest_cache .mypy_cache .ruff_cache

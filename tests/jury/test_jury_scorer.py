@@ -241,6 +241,40 @@ def test_critics_on_a_provider_come_from_the_scoring_context_and_count_their_cal
     assert opinions[0].note.startswith("opinion: The context says 30 days.")
 
 
+class _CacheableScript(MockProvider):
+    """A scripted provider that, unlike the mock, answers through the model-call cache."""
+
+    cacheable = True
+
+
+def test_critics_answered_from_the_cache_are_counted_as_cache_hits(tmp_path: Path) -> None:
+    critique = {"accuracy": 5, "consistency": 5, "completeness": 5, "callouts": []}
+
+    def context() -> ScoringContext:
+        registry = ProviderRegistry.default(plugins=False)
+        registry.register_provider(
+            "scripted", lambda settings, http: _CacheableScript(json.dumps(critique), model="m")
+        )
+        settings = Settings(_env_file=None, cache_dir=tmp_path)
+        return ScoringContext(settings=settings, providers=registry, use_cache=True)
+
+    async def score_once() -> Score:
+        built = context()
+        try:
+            scorer = jury(provider="scripted", model="m", context=built)
+            example = Example(id="c", input={"task": TASK, "context": CONTEXT})
+            return await scorer(example, Output(text="Refunds within 30 days."))
+        finally:
+            await built.aclose()
+
+    cold, warm = asyncio.run(score_once()), asyncio.run(score_once())
+    assert cold.model is not None
+    assert warm.model is not None
+    assert (cold.model.calls, cold.model.cached) == (3, 0)
+    assert (warm.model.calls, warm.model.cached) == (3, 3)
+    assert warm.answer == cold.answer
+
+
 def test_too_much_evidence_is_capped_and_counted() -> None:
     claims = [
         {

@@ -145,6 +145,8 @@ class CriticOutcome(BaseModel):
     """Wall time of the call."""
     usage: Usage | None = None
     """Tokens and cost, when the provider reports them."""
+    cached: bool = False
+    """Answered from the model-call cache: no model was asked (zero tokens, no cost)."""
     raw: str | None = None
     """The provider's raw answer, kept for the audit trail."""
 

@@ -170,6 +170,7 @@ async def run_critic(spec: CriticSpec, provider: Provider, case: Case) -> Critic
         critique=critique,
         latency_ms=_ms(started),
         usage=response.usage,
+        cached=response.cached,
         raw=raw,
     )
 

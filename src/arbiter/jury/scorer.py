@@ -277,6 +277,7 @@ def _model_calls(verdict: Verdict, online: Collection[str]) -> ModelCalls | None
     costs = [u.cost_usd for u in usages if u.cost_usd is not None]
     return ModelCalls(
         calls=len(asked),
+        cached=sum(o.cached for o in asked),
         input_tokens=sum(u.input_tokens for u in usages),
         output_tokens=sum(u.output_tokens for u in usages),
         latency_ms=sum(o.latency_ms for o in asked),
