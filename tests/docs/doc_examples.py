@@ -12,6 +12,9 @@ stand for the ids the run printed, in commands too), timings (the ``latency`` an
 ``throughput`` lines, the progress bar). A shown ``(exit N)`` line says the command
 exits with N; without one it must exit 0.
 
+When the output of a command changes on purpose, ``python -m tests.docs.refresh_pages
+PAGE...`` brings the pages' shown blocks up to date (review its diff).
+
 Commands without a pipe run in this process, through ``arbiter.cli.main.main`` (bash only
 expands their words: quotes, ``$(...)``), since starting a Python per command would cost
 most of the time; commands with a pipe run in bash.
