@@ -121,9 +121,8 @@ def test_with_a_threshold_the_score_decides(
         "I believe the output passes.",
         {"verdict": "pass"},
         verdict("maybe"),
-        verdict("pass", 5.0),
     ],
-    ids=["prose", "fields-missing", "bad-verdict", "score-out-of-range"],
+    ids=["prose", "fields-missing", "bad-verdict"],
 )
 def test_an_answer_that_breaks_the_schema_is_an_errored_score_that_keeps_its_cost(
     tmp_path: Path, answer: Any
@@ -135,6 +134,36 @@ def test_an_answer_that_breaks_the_schema_is_an_errored_score_that_keeps_its_cos
     assert score.model is not None
     assert (score.model.calls, score.model.input_tokens, score.model.output_tokens) == (1, 100, 20)
     assert score.model.cost_usd == pytest.approx(CALL_COST)
+
+
+@pytest.mark.parametrize(
+    ("said", "score", "passed", "shown"),
+    [
+        ("pass", 4.0, True, "score 4 outside [0, 1] ignored"),
+        ("fail", -0.5, False, "score -0.5 outside [0, 1] ignored"),
+        ("pass", float("nan"), True, "score nan outside [0, 1] ignored"),
+        ("unknown", 7.0, None, "score 7 outside [0, 1] ignored"),
+    ],
+    ids=["above", "below", "nan", "unknown"],
+)
+def test_a_score_outside_the_range_is_ignored_and_the_verdict_kept(
+    tmp_path: Path, said: str, score: float, passed: bool | None, shown: str
+) -> None:
+    result, _ = judged(verdict(said, score, ["Paris"]), tmp_path)
+    assert result.error is None
+    assert result.passed is passed
+    assert result.value is None  # never clamped to 0 or 1
+    assert shown in result.explanation
+    assert result.metadata["score"] is None
+    assert result.metadata["ignored_score"] == shown
+
+
+def test_with_a_threshold_a_score_outside_the_range_is_an_abstention(tmp_path: Path) -> None:
+    result, _ = judged(verdict("pass", 4.0, ["Paris"]), tmp_path, threshold=0.5)
+    assert result.error is None
+    assert result.passed is None
+    assert result.answer == "unknown"
+    assert result.explanation.startswith("unknown: the threshold needs a score")
 
 
 def test_a_provider_failure_is_an_errored_score_not_a_fail(tmp_path: Path) -> None:

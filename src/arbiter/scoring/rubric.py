@@ -11,6 +11,10 @@ The model answers strict JSON (reasoning, quotes with what each shows, a verdict
   verdict without any quote stands (a failure by omission has nothing to quote);
 - ``unknown`` is an abstention (``passed=None``), never a pass or a fail;
 - with a ``threshold``, ``passed`` is ``score >= threshold`` instead of the verdict;
+- a score outside [0, 1] (small models on grammars without numeric bounds answer 4)
+  is ignored, never clamped: the verdict stands, the score's value is unset and the
+  explanation and ``metadata["ignored_score"]`` say so; with a threshold, which needs
+  a score, the scorer abstains;
 - a provider that still fails after the provider layer's retries raises, and the run
   records an errored score; an answer that is not the requested JSON is an errored score
   too, which keeps the tokens it cost.
@@ -95,8 +99,10 @@ class RubricAnswer(BaseModel):
     """The passages the verdict rests on."""
     verdict: Literal["pass", "fail", "unknown"]
     """Whether the output meets the rubric; ``unknown`` when the rubric does not apply."""
-    score: float = Field(ge=0.0, le=1.0, description="From 0.0 (not at all) to 1.0 (fully).")
-    """How well the output meets the rubric."""
+    # Not bounded here: small models on grammars without numeric bounds (llama.cpp)
+    # answer 4 or 7; the verdict stands and such a score is ignored (see ``_judged``).
+    score: float = Field(description="From 0.0 (not at all) to 1.0 (fully).")
+    """How well the output meets the rubric, in [0, 1]; outside it the score is ignored."""
 
 
 class RubricFile(FileArgument, dict[str, str]):
@@ -379,20 +385,32 @@ def _judged(
     ]
     verified = sum(e.verified is True for e in evidence)
     demoted = answer.verdict != "unknown" and bool(evidence) and verified == 0
+    # NaN fails the comparison too: ignored, like any score outside [0, 1].
+    in_range = 0.0 <= answer.score <= 1.0
     passed: bool | None = None
     if answer.verdict != "unknown" and not demoted:
-        passed = answer.verdict == "pass" if threshold is None else answer.score >= threshold
+        if threshold is None:
+            passed = answer.verdict == "pass"
+        elif in_range:
+            passed = answer.score >= threshold
+    metadata: dict[str, Any] = {
+        "prompt": f"rubric_v{PROMPT_VERSION}",
+        "verdict": answer.verdict,
+        "score": answer.score if in_range else None,
+    }
+    if not in_range:
+        metadata["ignored_score"] = _ignored_score(answer.score)
     return Score(
-        value=answer.score if passed is not None else None,
+        value=answer.score if passed is not None and in_range else None,
         answer="unknown" if passed is None else "pass" if passed else "fail",
         passed=passed,
-        explanation=_explanation(answer, evidence, demoted, len(answer.evidence)),
+        explanation=_explanation(
+            answer, evidence, demoted, len(answer.evidence), in_range, threshold
+        ),
         evidence=evidence,
         model=calls,
         metadata={
-            "prompt": f"rubric_v{PROMPT_VERSION}",
-            "verdict": answer.verdict,
-            "score": answer.score,
+            **metadata,
             "demoted": demoted,
             "quotes": len(answer.evidence),
             "verified_quotes": verified,
@@ -401,8 +419,24 @@ def _judged(
     )
 
 
-def _explanation(answer: RubricAnswer, evidence: list[Evidence], demoted: bool, quoted: int) -> str:
+def _ignored_score(score: float) -> str:
+    """What the explanation and metadata say of a score outside [0, 1]."""
+    return f"score {score:g} outside [0, 1] ignored"
+
+
+def _explanation(
+    answer: RubricAnswer,
+    evidence: list[Evidence],
+    demoted: bool,
+    quoted: int,
+    in_range: bool,
+    threshold: float | None,
+) -> str:
     head = f"{answer.verdict} ({answer.score:.2f})"
+    if not in_range:
+        head = f"{answer.verdict} ({_ignored_score(answer.score)})"
+        if threshold is not None and answer.verdict != "unknown":
+            head = f"unknown: the threshold needs a score; {_ignored_score(answer.score)}"
     if demoted:
         head = f"unknown: the judge's {answer.verdict} rests only on quotes not in the output"
     parts = [head, answer.reasoning]
