@@ -71,3 +71,16 @@ def test_a_mixed_file_exits_3_naming_the_line(cli: Any, tmp_path: Path) -> None:
     assert result.code == 3
     assert f"{mixed}:2: a jury case among examples" in result.err
     assert "Traceback" not in result.err
+
+
+def test_an_unreadable_recorded_output_is_one_line_naming_the_field(
+    cli: Any, tmp_path: Path
+) -> None:
+    data = tmp_path / "logs.jsonl"
+    row = {"id": "a", "input": {}, "expected": "x", "output": {"label": "a", "confidence": 7}}
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    result = cli("run", "--dataset", str(data), "--system", "precomputed", "--quiet")
+    assert result.code == 1  # every call failed: the run is stored, its pair failed
+    (message,) = [line for line in result.err.splitlines() if line.startswith("arbiter:")]
+    assert "example 'a': the recorded output is unreadable: field 'confidence'" in message
+    assert "errors.pydantic.dev" not in result.err

@@ -321,7 +321,14 @@ class ScorerFactory:
     def _check(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments converted to the factory's type hints, defaults filled in."""
         if self._arguments_model is None:
-            hints = get_type_hints(self.factory)
+            try:
+                hints = get_type_hints(self.factory)
+            except Exception as exc:  # a plugin's annotation naming what it never imported
+                raise InputError(
+                    f"scorer {self.name!r}: the type hints of its factory "
+                    f"{self.factory.__module__}.{self.factory.__qualname__} cannot be "
+                    f"resolved ({type(exc).__name__}: {exc})"
+                ) from None
             fields: dict[str, Any] = {}
             for parameter in inspect.signature(self.factory).parameters.values():
                 if parameter.name == CONTEXT:

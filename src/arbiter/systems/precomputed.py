@@ -19,8 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from arbiter.contract import Example, Output, Prediction
 from arbiter.errors import InputError, InvalidSystemResponse, MissingField
+from arbiter.validation import describe_validation_error
 
 __all__ = ["DEFAULT_OUTPUT_FIELD", "PrecomputedSystem"]
 
@@ -100,5 +103,8 @@ class PrecomputedSystem:
 def _coerce(value: Any, where: str) -> Output:
     try:
         return Output.coerce(value)
+    except ValidationError as exc:  # one line naming the field, not pydantic's report
+        why = describe_validation_error(exc, Output)
+        raise InvalidSystemResponse(f"{where}: the recorded output is unreadable: {why}") from None
     except ValueError as exc:
         raise InvalidSystemResponse(f"{where}: the recorded output is unreadable: {exc}") from None
