@@ -23,8 +23,11 @@ What could go wrong degrades to a miss, never to an error: an entry that does no
 decode, a file that is not a database or is truncated, a folder that cannot be
 written, a disk that is full. The first such problem of a cache is logged as one
 warning (later ones at debug level), so a damaged cache says so once and the run goes
-on calling models. Answers larger than ``max_entry_bytes`` and answers that are not
-JSON are not stored.
+on calling models. Answers larger than ``max_entry_bytes`` are not stored, nor are
+answers the caller would refuse: by default an answer is kept only when its text is
+JSON that follows the request's schema, so a rerun asks again instead of replaying an
+answer that errored (the rubric and the jury's critics validate against exactly that
+schema; the bounds strict schemas drop are not checked by them either).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -54,7 +58,7 @@ __all__ = [
     "DEFAULT_MAX_ENTRY_BYTES",
     "CachedProvider",
     "ResponseCache",
-    "answered_json",
+    "follows_schema",
     "provider_identity",
     "request_key",
 ]
@@ -76,6 +80,9 @@ _BUSY_TIMEOUT_S = 5.0
 """How long a write waits for another process's write lock before giving up."""
 
 _log = logging.getLogger(__name__)
+
+_Validator = Any
+"""A ``jsonschema`` validator (the library has no type hints)."""
 
 _Flight = asyncio.Future[CompletionResponse]
 """A request on its way to the model, awaited by every identical request meanwhile."""
@@ -351,13 +358,49 @@ def _busy(exc: BaseException) -> bool:
     return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def answered_json(response: CompletionResponse) -> bool:
-    """Whether an answer is worth keeping: its text is a JSON document."""
+def follows_schema(request: CompletionRequest, response: CompletionResponse) -> bool:
+    """Whether an answer is worth keeping: its text is JSON that follows the request's
+    schema (what a caller parsing it with the schema's model accepts).
+
+    Examples:
+        >>> schema = {"type": "object", "required": ["ok"]}
+        >>> request = CompletionRequest(model="m", system="s", prompt="p", json_schema=schema)
+        >>> follows_schema(request, CompletionResponse(text='{"ok": 1}', model="m"))
+        True
+        >>> follows_schema(request, CompletionResponse(text='{"no": 1}', model="m"))
+        False
+    """
+    return _answer_follows(response, _validator(request.json_schema))
+
+
+def _answer_follows(response: CompletionResponse, validator: _Validator) -> bool:
     try:
-        json_document(response.text)
+        document = json_document(response.text)
     except InvalidResponse:
         return False
-    return True
+    return bool(validator.is_valid(document))
+
+
+def _validator(schema: Mapping[str, Any]) -> _Validator:
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped]  # no hints
+
+    kind = validator_for(schema)
+    return kind(schema)
+
+
+@dataclass
+class _KnownSchema:
+    """A schema a cached provider has seen, with what it costs to derive from it."""
+
+    schema: Mapping[str, Any]
+    digest: str
+    validator: _Validator | None = None
+    """Built on the first answer that is checked against it."""
+
+    def follows(self, response: CompletionResponse) -> bool:
+        if self.validator is None:
+            self.validator = _validator(self.schema)
+        return _answer_follows(response, self.validator)
 
 
 class CachedProvider:
@@ -366,8 +409,9 @@ class CachedProvider:
     Args:
         provider: The provider asked on a miss.
         cache: Where answers are looked up and stored.
-        keep: Which answers to store; default: those whose text is JSON (an answer
-            that cannot be read is asked again next time, not replayed).
+        keep: Which answers to store; default: those whose text is JSON following the
+            request's schema (:func:`follows_schema`): an answer the caller refuses is
+            asked again next time, not replayed.
     """
 
     def __init__(
@@ -375,7 +419,7 @@ class CachedProvider:
         provider: Provider,
         cache: ResponseCache,
         *,
-        keep: Callable[[CompletionResponse], bool] = answered_json,
+        keep: Callable[[CompletionRequest, CompletionResponse], bool] | None = None,
     ) -> None:
         self.name = provider.name
         self.provider = provider
@@ -384,9 +428,10 @@ class CachedProvider:
         self._identity = provider_identity(provider)
         self._head = _key_head(self._identity)
         # Callers build a schema once and send that same object with every request; its
-        # canonical JSON costs more than the rest of the key, so its digest is kept
-        # (with the schema, so that its id cannot be reused by another object).
-        self._schemas: dict[int, tuple[Mapping[str, Any], str]] = {}
+        # canonical JSON costs more than the rest of the key, so its digest (and its
+        # validator) is kept, with the schema, so that its id cannot be reused by
+        # another object.
+        self._schemas: dict[int, _KnownSchema] = {}
         # By event loop as well as key: a future can only be awaited on its own loop,
         # and one provider may serve runs on several loops (threads) at once.
         self._pending: dict[tuple[asyncio.AbstractEventLoop, str], _Flight] = {}
@@ -400,13 +445,15 @@ class CachedProvider:
 
     def key(self, request: CompletionRequest) -> str:
         """The cache key of ``request`` on this provider."""
-        schema = request.json_schema
+        return _request_digest(self._head, request, self._known(request.json_schema).digest)
+
+    def _known(self, schema: Mapping[str, Any]) -> _KnownSchema:
         known = self._schemas.get(id(schema))
-        if known is None or known[0] is not schema:
+        if known is None or known.schema is not schema:
             if len(self._schemas) >= _MAX_SCHEMAS:
                 self._schemas.clear()
-            known = self._schemas[id(schema)] = (schema, _schema_digest(schema))
-        return _request_digest(self._head, request, known[1])
+            known = self._schemas[id(schema)] = _KnownSchema(schema, _schema_digest(schema))
+        return known
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """The cached answer to ``request``, else the provider's (then stored).
@@ -445,9 +492,14 @@ class CachedProvider:
 
     async def _ask(self, key: str, request: CompletionRequest) -> CompletionResponse:
         response = await self.provider.complete(request)
-        if self._keep(response):
+        if self._keeps(request, response):
             await asyncio.to_thread(self.cache.put, key, response)
         return response
+
+    def _keeps(self, request: CompletionRequest, response: CompletionResponse) -> bool:
+        if self._keep is not None:
+            return self._keep(request, response)
+        return self._known(request.json_schema).follows(response)
 
     def _settle(self, flight: tuple[asyncio.AbstractEventLoop, str], done: _Flight) -> None:
         if self._pending.get(flight) is done:
