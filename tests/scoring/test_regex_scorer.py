@@ -37,6 +37,26 @@ def test_a_match_is_evidence_from_the_output() -> None:
     assert (evidence.quote, evidence.verified, evidence.note) == ("1889", True, "at character 3")
 
 
+@pytest.mark.parametrize(
+    ("option", "output", "quote", "at"),
+    [
+        (r"regex:pattern=\d+", "in 1889 it", "1889", 3),
+        (r"regex:pattern=\d+", "à Paris en 1889", "1889", 11),
+        ("regex:pattern=caf.", "le café ouvre", "café", 3),
+        ("regex:pattern=ÉTÉ,flags=i", "un été chaud", "été", 3),
+        ("regex:pattern=x*", "yes", "", 0),
+        (r"regex:pattern=\d+,mode=fullmatch", "1889", "1889", 0),
+        (r"regex:pattern=.\d+,mode=fullmatch", "é1889", "é1889", 0),
+    ],
+    ids=["ascii", "accents-before", "accent-in-match", "folded", "empty", "full", "full-accent"],
+)
+def test_a_match_is_located_in_characters_whatever_the_text(
+    option: str, output: str, quote: str, at: int
+) -> None:
+    (evidence,) = score_one(option, output).evidence
+    assert (evidence.quote, evidence.verified, evidence.note) == (quote, True, f"at character {at}")
+
+
 def test_a_long_match_is_quoted_in_part() -> None:
     score = score_one("regex:pattern=a+", "a" * 5_000)
     (evidence,) = score.evidence

@@ -11,7 +11,7 @@ Unicode's simple one.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no type hints
 
@@ -30,23 +30,23 @@ _MAX_EVIDENCE = 200
 class MatchFound(Protocol):
     """What RE2 returns for a match (the subset used here)."""
 
-    def group(self, index: int = 0) -> str:
-        """The text matched (``0``: the whole match)."""
+    def group(self, index: int = 0) -> Any:
+        """The text matched (``0``: the whole match): str, or bytes on a bytes subject."""
         ...
 
     def start(self, index: int = 0) -> int:
-        """Where the match starts, in characters."""
+        """Where the match starts, in characters (bytes on a bytes subject)."""
         ...
 
 
 class CompiledPattern(Protocol):
     """A compiled RE2 pattern (the subset used here)."""
 
-    def search(self, text: str) -> MatchFound | None:
+    def search(self, text: str | bytes) -> MatchFound | None:
         """The first match anywhere in ``text``."""
         ...
 
-    def fullmatch(self, text: str) -> MatchFound | None:
+    def fullmatch(self, text: str | bytes) -> MatchFound | None:
         """A match of the whole of ``text``."""
         ...
 
@@ -109,8 +109,7 @@ def regex(
         text = output.answer_text
         if text is None:
             return Score(value=0.0, passed=False, explanation=NO_TEXT)
-        subject = searchable(text)
-        found = compiled.fullmatch(subject) if whole else compiled.search(subject)
+        found = _first_match(compiled, text, whole=whole)
         if found is None:
             explanation = (
                 f"{quoted(text)} does not match {quoted(pattern)} as a whole"
@@ -118,14 +117,35 @@ def regex(
                 else f"no match of {quoted(pattern)} in {quoted(text)}"
             )
             return Score(value=0.0, passed=False, explanation=explanation)
-        matched, at = found.group(0), found.start(0)
+        matched, at, verified = found
         note = f"at character {at}"
         if len(matched) > _MAX_EVIDENCE:
             note += f" (the first {_MAX_EVIDENCE} of {len(matched):,} characters)"
             matched = matched[:_MAX_EVIDENCE]
-        # A match is the output's own characters, unless a lone surrogate was replaced.
-        verified = True if subject is text else None
         evidence = Evidence(quote=matched, verified=verified, note=note)
         return Score(value=1.0, passed=True, evidence=[evidence])
 
     return score
+
+
+def _first_match(
+    compiled: CompiledPattern, text: str, *, whole: bool
+) -> tuple[str, int, bool | None] | None:
+    """The first match in ``text``: what it matched, where (in characters), and whether
+    those are the output's own characters (None where a lone surrogate was replaced).
+
+    ASCII text is searched as bytes, whose offsets are its characters': the wrapper's
+    text path maps byte offsets back to characters in Python, several times the search.
+    """
+    if text.isascii():
+        found = _matched(compiled, text.encode("ascii"), whole=whole)
+        return None if found is None else (found.group(0).decode("ascii"), found.start(0), True)
+    subject = searchable(text)
+    found = _matched(compiled, subject, whole=whole)
+    if found is None:
+        return None
+    return found.group(0), found.start(0), True if subject is text else None
+
+
+def _matched(compiled: CompiledPattern, subject: str | bytes, *, whole: bool) -> MatchFound | None:
+    return compiled.fullmatch(subject) if whole else compiled.search(subject)
