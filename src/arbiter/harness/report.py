@@ -47,12 +47,13 @@ def example_outcomes(outcomes: Mapping[str, Sequence[bool | None]]) -> dict[str,
     """One outcome per example: False if a repetition failed, True if all passed, else None."""
     summary: dict[str, bool | None] = {}
     for example_id, reps in outcomes.items():
-        if any(r is False for r in reps):
+        # Membership compares by equality, exact for bool and None (no other values).
+        if False in reps:
             summary[example_id] = False
-        elif all(r is True for r in reps):
-            summary[example_id] = True
-        else:
+        elif None in reps:
             summary[example_id] = None
+        else:
+            summary[example_id] = True
     return summary
 
 
@@ -98,7 +99,10 @@ def build_report(
     if not ordered:
         raise ValueError("the run has no results to report on")
 
-    sections = {spec.label: _section(spec, ordered, examples, seed) for spec in scorers}
+    sections = {
+        spec.label: _section(spec, index, ordered, examples, seed)
+        for index, spec in enumerate(scorers)
+    }
     label_section = sections.get("label")
     label_map = _label_map(label_section.spec) if label_section else None
 
@@ -166,12 +170,27 @@ def build_report(
     )
 
 
+def _score_of(result: PairResult, name: str, index: int) -> Score | None:
+    """``result.score(name)``, looked for first at ``index``: a pair's scores follow the
+    run's scorers, so the ``index``-th scorer's is there unless the pair was stored by
+    a run with other scorers."""
+    scores = result.scores
+    if index < len(scores) and scores[index].name == name:
+        return scores[index]
+    return result.score(name)
+
+
 def _section(
-    spec: ScorerSpec, ordered: Sequence[PairResult], examples: Sequence[Example], seed: int
+    spec: ScorerSpec,
+    index: int,
+    ordered: Sequence[PairResult],
+    examples: Sequence[Example],
+    seed: int,
 ) -> ScorerSection:
-    """One scorer's figures over the run's pairs (failed calls count as failed)."""
+    """The figures of the run's ``index``-th scorer over the run's pairs (failed calls
+    count as failed)."""
     name = spec.label
-    scores: list[tuple[PairResult, Score | None]] = [(r, r.score(name)) for r in ordered]
+    scores = [(r, _score_of(r, name, index)) for r in ordered]
     expected_of = _expected_categories(spec, scores, examples)
     passed = failed = abstained = errored = 0
     bands: Counter[Band] = Counter()
