@@ -76,8 +76,32 @@ def test_an_error_message_with_a_lone_surrogate_is_stored(cli: Any, data_file: P
         (f"a{SURROGATE}b", "a\ufffdb"),
         ("\udfff\ud800", "\ufffd\ufffd"),
         ("😀 stays", "😀 stays"),
+        ("nul\x00byte", "nul\ufffdbyte"),
     ],
 )
 def test_storable_replaces_only_lone_surrogates(text: str, stored: str) -> None:
     assert storable(text) == stored
     storable(text).encode("utf-8")  # encodable, or this raises
+
+
+def test_an_id_with_a_nul_is_refused_as_input_naming_the_line(cli: Any, tmp_path: Path) -> None:
+    # Ids are keys of the store, kept exactly; PostgreSQL text holds no NUL.
+    path = tmp_path / "nul.jsonl"
+    rows = [{"id": "a", "input": {}, "expected": "x"}, {"id": "b\x00c", "input": {}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = cli("run", "--dataset", str(path), "--system", "precomputed", "--quiet")
+    assert result.code == 3
+    assert result.err.strip().endswith(
+        "nul.jsonl:2: field 'id': must not contain a NUL character (U+0000)"
+    )
+
+
+def test_a_case_id_with_a_nul_is_refused(tmp_path: Path) -> None:
+    from arbiter.errors import InputError
+    from arbiter.jury import load_cases
+
+    path = tmp_path / "cases.jsonl"
+    case = {"id": "c\x00", "task": "t", "context": "c", "output": "o"}
+    path.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="NUL character"):
+        load_cases(path)

@@ -158,6 +158,14 @@ class Example(BaseModel):
             raise ValueError("must not be empty")
         return value
 
+    @field_validator("id")
+    @classmethod
+    def _storable_id(cls, value: str) -> str:
+        # An id is a key of the store, kept exactly: PostgreSQL text cannot hold a NUL.
+        if "\x00" in value:
+            raise ValueError("must not contain a NUL character (U+0000)")
+        return value
+
     def canonical_dump(self) -> dict[str, Any]:
         """The example as JSON the way it is hashed and written: fields added in 0.3 only
         when set, so a dataset written before them keeps its content hash."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arbiter.contract.common import SCHEMA_VERSION, Usage
 
@@ -79,6 +79,14 @@ class Case(BaseModel):
     """The labelled defects, if known."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form annotations (domain, split, notes)."""
+
+    @field_validator("id")
+    @classmethod
+    def _storable_id(cls, value: str) -> str:
+        # An id is a key of the store, kept exactly: PostgreSQL text cannot hold a NUL.
+        if "\x00" in value:
+            raise ValueError("must not contain a NUL character (U+0000)")
+        return value
 
     @model_validator(mode="after")
     def _defective_follows_expected(self) -> Case:

@@ -2,10 +2,11 @@
 
 Python strings may hold lone surrogates (``json.loads('"\\ud800"')`` gives one, so does
 ``surrogateescape`` decoding of a command line), and no database driver can encode
-them: one such character in a label would fail the whole transaction of a run. JSON
-columns are safe (the serializer writes ``\\ud800`` escapes); plain text columns use
-:class:`UntrustedText`, which stores each lone surrogate as U+FFFD. The exact text
-stays available wherever it matters, in the JSON column beside it.
+them; PostgreSQL text holds no NUL either. One such character in a label would fail
+the whole transaction of a run. JSON columns are safe (the serializer writes
+``\\ud800`` and ``\\u0000`` escapes); plain text columns use :class:`UntrustedText`,
+which stores each lone surrogate and NUL as U+FFFD, on every database alike. The exact
+text stays available wherever it matters, in the JSON column beside it.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = ["UntrustedString", "UntrustedText", "storable"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def storable(value: str) -> str:
-    """``value`` with every lone surrogate replaced by U+FFFD (linear in its length)."""
-    return _SURROGATE.sub("\ufffd", value)
+    """``value`` with every NUL and lone surrogate replaced by U+FFFD (linear time)."""
+    return _UNSTORABLE.sub("\ufffd", value)
 
 
 class UntrustedText(TypeDecorator[str]):
