@@ -190,15 +190,17 @@ def _section(
     """The figures of the run's ``index``-th scorer over the run's pairs (failed calls
     count as failed)."""
     name = spec.label
-    scores = [(r, _score_of(r, name, index)) for r in ordered]
-    expected_of = _expected_categories(spec, scores, examples)
+    scores = [_score_of(r, name, index) for r in ordered]
+    expected_of = _expected_categories(spec, ordered, scores, examples)
     passed = failed = abstained = errored = 0
     bands: Counter[Band] = Counter()
-    by_example: dict[str, list[bool | None]] = {}
+    # Outcomes are folded as they come, not listed per example: containers built per
+    # pair live through the report, and the cyclic collector walks them again and again.
+    settled: dict[str, bool | None] = {}
     values: dict[str, list[float]] = {}
     y_true: list[str] = []
     y_pred: list[str | None] = []
-    for result, score in scores:
+    for result, score in zip(ordered, scores, strict=True):
         outcome: bool | None
         if score is None:
             outcome = False if result.output is None else None
@@ -218,7 +220,7 @@ def _section(
             passed += 1
         elif outcome is False:
             failed += 1
-        by_example.setdefault(result.example_id, []).append(outcome)
+        settled[result.example_id] = _combined(settled.get(result.example_id, True), outcome)
         expected = score.expected if score is not None else None
         if expected is None:
             expected = expected_of.get(result.example_id)
@@ -228,7 +230,6 @@ def _section(
 
     classification, mapped = _classifications(spec, y_true, y_pred)
 
-    settled = example_outcomes(by_example)
     decided = [outcome for outcome in settled.values() if outcome is not None]
     pass_hat_k = None
     if decided:
@@ -251,23 +252,39 @@ def _section(
         mapped=mapped,
         value=value,
         bands=dict(sorted(bands.items())),
-        model=_summed(s.model for _, s in scores if s is not None),
+        model=_summed(s.model for s in scores if s is not None),
     )
+
+
+def _combined(outcome: bool | None, repetition: bool | None) -> bool | None:
+    """An example's outcome with one more repetition's, as :func:`example_outcomes`
+    settles them: a failure wins, then an unknown; True is the start."""
+    if outcome is False or repetition is False:
+        return False
+    if outcome is None or repetition is None:
+        return None
+    return True
 
 
 def _expected_categories(
     spec: ScorerSpec,
-    scores: Sequence[tuple[PairResult, Score | None]],
+    ordered: Sequence[PairResult],
+    scores: Sequence[Score | None],
     examples: Sequence[Example],
 ) -> dict[str, str]:
-    """Per example, the category its answers are compared with, for pairs with no score.
+    """Per example, the category its answers are compared with, for pairs with no score
+    (``scores`` holds the scorer's score of each pair of ``ordered``).
 
     A failed call has no score, yet it counts against the scorer's classification report
     (a wrong answer, as scikit-learn counts a label outside the matrix): its expected
     category is the one the scorer gave the example's other repetitions, or for
     ``label`` the example's own label.
     """
-    found = {r.example_id: s.expected for r, s in scores if s is not None and s.expected}
+    found = {
+        r.example_id: s.expected
+        for r, s in zip(ordered, scores, strict=True)
+        if s is not None and s.expected
+    }
     if spec.name == "label":
         for example in examples:
             reference = example.reference_label
