@@ -17,6 +17,8 @@ Run: ``python bench/scorer_speed.py [--quick] [--only a|b] [--repeat N] [n] [n_r
     Baselines in the same process: a scorer that only sleeps 200 ms (what the loop and
     the runner allow cold) and the constant scorer (the run's own cost, warm).
 
+The collector runs with the thresholds the ``arbiter`` command sets at start
+(:func:`arbiter.cli.main.tune_gc`); ``--default-gc`` keeps Python's.
 ``--quick`` runs 10x fewer examples in both parts (a smoke run: its figures are not
 the targets'); ``--repeat N`` shows the fastest of N runs of each configuration that
 takes less than a second or so per thousand examples (on a shared machine the fastest
@@ -40,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arbiter.cli.main import tune_gc
 from arbiter.config import Settings
 from arbiter.contract import Dataset, Example, Output, Report, Score
 from arbiter.harness.runner import run_eval_async
@@ -391,6 +394,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10x fewer examples (smoke run)")
     parser.add_argument("--only", choices=["a", "b"], help="run one part")
     parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="keep Python's collector thresholds instead of the arbiter command's "
+        "(arbiter.cli.main.tune_gc)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -402,7 +411,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"date     : {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M:%S} UTC")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine  : {os.cpu_count()} CPUs, {platform.platform()}, load average {load}")
-    print(f"python   : {platform.python_implementation()} {platform.python_version()}\n")
+    if not args.default_gc:
+        tune_gc()  # what the arbiter command does at start
+    young, middle, old = gc.get_threshold()
+    print(f"python   : {platform.python_implementation()} {platform.python_version()}")
+    print(f"gc       : thresholds {young}, {middle}, {old}\n")
     if args.only in (None, "a"):
         asyncio.run(part_a(args.n // scale, args.repeat))
     if args.only is None:

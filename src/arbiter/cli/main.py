@@ -7,6 +7,7 @@ interrupted); ``--debug`` anywhere on the command line shows the traceback inste
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
@@ -18,11 +19,30 @@ from arbiter.cli.app import app
 from arbiter.cli.common import note
 from arbiter.errors import ArbiterError, GateFailed, Interrupted
 
-__all__ = ["main"]
+__all__ = ["GC_YOUNG_THRESHOLD", "main", "tune_gc"]
+
+GC_YOUNG_THRESHOLD = 20_000
+"""Allocations between collections of the youngest generation in the ``arbiter`` process."""
+
+
+def tune_gc() -> None:
+    """Collect the youngest generation every 20,000 net allocations instead of 700.
+
+    A run keeps every result (and each result its scores) until its report is built;
+    with Python's default threshold the collector walks that growing heap again and
+    again, which costs a four-scorer run about a third of its speed
+    (``bench/scorer_speed.py``: 3,600 -> 5,400 examples/s). The older generations keep
+    their ratios, so memory is still reclaimed, only in fewer, larger passes. The
+    process owns this setting: library code leaves the collector alone.
+    """
+    young, middle, old = gc.get_threshold()
+    if 0 < young < GC_YOUNG_THRESHOLD:
+        gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; never lets a traceback reach the user unless ``--debug`` is given."""
+    tune_gc()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     if debug:
