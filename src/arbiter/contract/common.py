@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-__all__ = ["SCHEMA_VERSION", "Interval", "Usage"]
+__all__ = ["SCHEMA_VERSION", "Interval", "Usage", "storable_id"]
 
 SCHEMA_VERSION = 1
 """Version of the stored shapes of this package; bumped on any incompatible change."""
@@ -36,3 +36,14 @@ class Usage(BaseModel):
     """Completion tokens billed."""
     cost_usd: float | None = None
     """Cost in US dollars, when the price of the model is known."""
+
+
+def storable_id(value: str) -> str:
+    """``value``, checked as an id: a key of the store, kept exactly.
+
+    Raises:
+        ValueError: It holds a NUL, which PostgreSQL text cannot.
+    """
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character (U+0000)")
+    return value

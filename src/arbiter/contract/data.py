@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from arbiter.contract.common import SCHEMA_VERSION
+from arbiter.contract.common import SCHEMA_VERSION, storable_id
 
 __all__ = ["Dataset", "Example", "Output", "Prediction"]
 
@@ -161,10 +161,7 @@ class Example(BaseModel):
     @field_validator("id")
     @classmethod
     def _storable_id(cls, value: str) -> str:
-        # An id is a key of the store, kept exactly: PostgreSQL text cannot hold a NUL.
-        if "\x00" in value:
-            raise ValueError("must not contain a NUL character (U+0000)")
-        return value
+        return storable_id(value)
 
     def canonical_dump(self) -> dict[str, Any]:
         """The example as JSON the way it is hashed and written: fields added in 0.3 only

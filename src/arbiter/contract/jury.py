@@ -7,7 +7,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arbiter.contract.common import SCHEMA_VERSION, Usage
+from arbiter.contract.common import SCHEMA_VERSION, Usage, storable_id
 
 __all__ = [
     "DIMENSIONS",
@@ -83,10 +83,7 @@ class Case(BaseModel):
     @field_validator("id")
     @classmethod
     def _storable_id(cls, value: str) -> str:
-        # An id is a key of the store, kept exactly: PostgreSQL text cannot hold a NUL.
-        if "\x00" in value:
-            raise ValueError("must not contain a NUL character (U+0000)")
-        return value
+        return storable_id(value)
 
     @model_validator(mode="after")
     def _defective_follows_expected(self) -> Case:

@@ -52,6 +52,8 @@ class TextFile(FileArgument, dict[str, str]):
     __slots__ = ()
     what = "file"
     """What the file is, for messages (``no such file``, ``is not UTF-8``)."""
+    holds = "text"
+    """What the file holds, for the message about a stored value that was tampered with."""
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
@@ -77,7 +79,9 @@ class TextFile(FileArgument, dict[str, str]):
             and all(isinstance(v, str) for v in value.values())
         ):
             if _sha256(value["text"]) != value["sha256"]:
-                raise ValueError(f"{value['path']}: the stored text does not match its sha256")
+                raise ValueError(
+                    f"{value['path']}: the stored {cls.holds} does not match its sha256"
+                )
             return cls(value)
         raise ValueError(f"expected the path of a {cls.what}")
 

@@ -28,7 +28,6 @@ rubric; it makes runs, tests and docs work offline with meaningful verdicts.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 import time
@@ -37,17 +36,15 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
-from pydantic_core import CoreSchema, core_schema
+from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.contract import Evidence, Example, ModelCalls, Output, Score
-from arbiter.datasets.jsonio import read_text
-from arbiter.errors import InputError, InvalidResponse, ProviderTimeout
+from arbiter.errors import InvalidResponse, ProviderTimeout
 from arbiter.params import check_number
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.mock import MOCK_ANSWER
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
-from arbiter.scoring.files import FileArgument
+from arbiter.scoring.files import TextFile
 from arbiter.scoring.quotes import locate, normalize
 
 __all__ = [
@@ -105,7 +102,7 @@ class RubricAnswer(BaseModel):
     """How well the output meets the rubric, in [0, 1]; outside it the score is ignored."""
 
 
-class RubricFile(FileArgument, dict[str, str]):
+class RubricFile(TextFile):
     """The ``rubric_file`` argument: a path, read when the scorer is built.
 
     It is stored as ``{"path", "sha256", "text"}``, so the scorer's spec holds the rubric
@@ -113,37 +110,9 @@ class RubricFile(FileArgument, dict[str, str]):
     changed since. A stored value whose text does not match its hash is refused.
     """
 
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_plain_validator_function(cls.read)
-
-    @classmethod
-    def read(cls, value: Any) -> RubricFile:
-        """The rubric ``value`` names: a path to read, or a stored ``{path, sha256, text}``.
-
-        Raises:
-            ValueError: The file cannot be read, or a stored value is malformed or its
-                text does not match its sha256.
-        """
-        if isinstance(value, str):
-            try:
-                text = read_text(value, what="rubric file")
-            except InputError as exc:
-                raise ValueError(str(exc)) from None
-            return cls(path=value, sha256=_sha256(text), text=text)
-        if (
-            isinstance(value, dict)
-            and set(value) == {"path", "sha256", "text"}
-            and all(isinstance(v, str) for v in value.values())
-        ):
-            if _sha256(value["text"]) != value["sha256"]:
-                raise ValueError(f"{value['path']}: the stored rubric does not match its sha256")
-            return cls(value)
-        raise ValueError("expected the path of a rubric file")
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    __slots__ = ()
+    what = "rubric file"
+    holds = "rubric"
 
 
 @cache
