@@ -10,7 +10,8 @@ to learn a shape:
 - :mod:`~arbiter.contract.runs`: ``RunConfig``, ``RunInfo``, ``PairResult``;
 - :mod:`~arbiter.contract.report`: ``Report`` and its figures;
 - :mod:`~arbiter.contract.jury`: ``Case``, ``Critique``, ``Verdict``, jury runs;
-- :mod:`~arbiter.contract.online`: ``OnlineResult`` and what each layer reports.
+- :mod:`~arbiter.contract.online`: ``OnlineResult`` and what each layer reports;
+- :mod:`~arbiter.contract.trajectory`: ``Trajectory`` and its steps, ``FlowRun``.
 """
 
 from arbiter.contract.common import SCHEMA_VERSION, Interval, Usage
@@ -66,14 +67,35 @@ from arbiter.contract.runs import (
     RunStatus,
 )
 from arbiter.contract.scores import Band, Evidence, ModelCalls, Score, ScorerKind, ScorerSpec
+from arbiter.contract.trajectory import (
+    DEFAULT_AGENT_CLASSES,
+    AgentIdentity,
+    ChatMessage,
+    Chunk,
+    FlowNode,
+    FlowRun,
+    Handoff,
+    LlmCall,
+    Retrieval,
+    Step,
+    ToolCall,
+    Totals,
+    Trajectory,
+    TrajectorySource,
+    TrajectoryStatus,
+)
 
 __all__ = [
+    "DEFAULT_AGENT_CLASSES",
     "DIMENSIONS",
     "ONLINE_SCHEMA_VERSION",
     "SCHEMA_VERSION",
+    "AgentIdentity",
     "Band",
     "Callout",
     "Case",
+    "ChatMessage",
+    "Chunk",
     "ClassificationMetrics",
     "CohortMetrics",
     "Completeness",
@@ -88,7 +110,10 @@ __all__ = [
     "Evidence",
     "Example",
     "Finding",
+    "FlowNode",
+    "FlowRun",
     "GroundingResult",
+    "Handoff",
     "HeuristicFinding",
     "HeuristicResult",
     "Interval",
@@ -104,6 +129,7 @@ __all__ = [
     "LayerPayload",
     "LayerResult",
     "LayerStatus",
+    "LlmCall",
     "ModelCalls",
     "Neighbour",
     "OnlineResult",
@@ -112,6 +138,7 @@ __all__ = [
     "Prediction",
     "Rating",
     "Report",
+    "Retrieval",
     "RunConfig",
     "RunGate",
     "RunInfo",
@@ -121,6 +148,12 @@ __all__ = [
     "ScorerKind",
     "ScorerSection",
     "ScorerSpec",
+    "Step",
+    "ToolCall",
+    "Totals",
+    "Trajectory",
+    "TrajectorySource",
+    "TrajectoryStatus",
     "Usage",
     "Verdict",
 ]

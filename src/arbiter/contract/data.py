@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from arbiter.contract.common import SCHEMA_VERSION, storable_id
+from arbiter.contract.trajectory import Trajectory
 
 __all__ = ["Dataset", "Example", "Output", "Prediction"]
 
@@ -50,7 +51,7 @@ class Prediction(BaseModel):
 
 
 class Output(BaseModel):
-    """What any system under test produced for one input: a label, a text, JSON, or several.
+    """What any system under test produced for one input: a label, a text, JSON, a trajectory.
 
     ``Prediction`` is its classifier form; ``Output.coerce`` reads either, a bare string
     (both the label and the text) or any other JSON (kept as ``raw``).
@@ -70,6 +71,8 @@ class Output(BaseModel):
     """The untouched payload the system answered with (any JSON)."""
     confidence: float | None = None
     """The system's confidence in its answer in [0, 1], or None if it gives none."""
+    trajectory: Trajectory | None = None
+    """What an agent did to produce the answer, for agent-style systems."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else worth keeping with the output."""
 
@@ -82,8 +85,12 @@ class Output(BaseModel):
 
     @property
     def answer_text(self) -> str | None:
-        """The text a text scorer reads: ``text``, else the label, else None."""
-        return self.text if self.text is not None else self.label
+        """The text a text scorer reads: ``text``, else the label, else an agent's final answer."""
+        if self.text is not None:
+            return self.text
+        if self.label is not None or self.trajectory is None:
+            return self.label
+        return self.trajectory.final_answer
 
     @classmethod
     def from_prediction(cls, prediction: Prediction) -> Output:
@@ -127,7 +134,17 @@ class Output(BaseModel):
 
 
 _OUTPUT_KEYS = frozenset(
-    {"schema_version", "id", "label", "text", "raw", "raw_output", "confidence", "metadata"}
+    {
+        "schema_version",
+        "id",
+        "label",
+        "text",
+        "raw",
+        "raw_output",
+        "confidence",
+        "trajectory",
+        "metadata",
+    }
 )
 
 
