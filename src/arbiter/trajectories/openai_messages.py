@@ -1,0 +1,236 @@
+"""Import OpenAI chat conversations with ``tool_calls`` as trajectories.
+
+The file is JSONL, one conversation a line, each line either
+
+- an object ``{"messages": [...]}``, optionally with ``id``, ``conversation_id``,
+  ``model`` (the model of every assistant turn) and ``metadata`` (an object); the
+  ``tools`` and ``parallel_tool_calls`` keys of the fine-tuning format are ignored; or
+- a bare list of messages.
+
+Each message is an object with a string ``role`` and a ``content`` that is a string,
+null, or a list of content parts (their ``text`` parts are joined). How they map:
+
+- every assistant message is an ``llm_call`` step whose input is the messages since the
+  previous assistant message (not the whole history again, so a long conversation stays
+  linear in size) and whose output is the assistant message itself;
+- each of its ``tool_calls`` is a ``tool_call`` step after it, with the arguments decoded
+  from their JSON text and the result taken from the ``tool`` message with the same
+  ``tool_call_id``. A call no tool message answers keeps ``result`` None; arguments that
+  are not valid JSON are kept as the text the model wrote, with the call's ``error``
+  saying so (a model writing broken arguments is a finding, not bad input);
+- the last assistant message with text is the final answer; the run is ``completed``
+  when the conversation ends on an assistant message with text and no tool calls, else
+  ``incomplete``.
+
+A line that is not such a conversation is an :class:`~arbiter.errors.InputError` naming
+``file:line`` and the message at fault.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from arbiter.contract import Trajectory
+from arbiter.datasets.jsonio import (
+    JsonInputError,
+    iter_json_lines,
+    json_type,
+    parse_json,
+    read_text,
+)
+from arbiter.errors import InputError
+from arbiter.validation import validate_document
+
+__all__ = ["FORMAT", "conversation_to_trajectory", "load_openai_messages", "parse_openai_messages"]
+
+FORMAT = "openai_messages"
+"""The ``source.format`` of the trajectories this importer makes."""
+
+_RECORD_KEYS = frozenset({"messages", "id", "conversation_id", "model", "metadata"})
+_IGNORED_KEYS = frozenset({"tools", "parallel_tool_calls"})
+
+
+def load_openai_messages(path: str | os.PathLike[str]) -> list[Trajectory]:
+    """The trajectories of a JSONL file of OpenAI chat conversations, in file order.
+
+    Raises:
+        InputError: The file cannot be read, or a line is not a conversation
+            (``file:line: why``).
+    """
+    file = Path(path)
+    return parse_openai_messages(read_text(file, what="conversations file"), source=str(file))
+
+
+def parse_openai_messages(text: str, *, source: str) -> list[Trajectory]:
+    """The trajectories of JSONL text, one conversation a non-blank line.
+
+    Args:
+        text: The JSONL text.
+        source: Where it came from (a file name), for messages and ``source.file``.
+
+    Raises:
+        InputError: A line is not valid JSON or not a conversation (``source:line: why``).
+    """
+    return [
+        conversation_to_trajectory(record, source=source, line=number)
+        for number, record in iter_json_lines(text, source=source)
+    ]
+
+
+def conversation_to_trajectory(record: Any, *, source: str, line: int) -> Trajectory:
+    """One parsed conversation (an object with ``messages``, or a bare list) as a trajectory.
+
+    Raises:
+        InputError: It is not a conversation (``source:line: why``).
+    """
+    where = f"{source}:{line}"
+    header = _header(record, where)
+    messages = record if isinstance(record, list) else record["messages"]
+    builder = _Builder(where, model=header.pop("model", None))
+    for index, message in enumerate(messages):
+        builder.add(message, f"messages[{index}]")
+    document = {
+        **header,
+        "steps": builder.steps,
+        "final_answer": builder.final_answer,
+        "status": builder.status,
+        "source": {"format": FORMAT, "file": source, "line": line},
+    }
+    return validate_document(Trajectory, document, where=where)
+
+
+def _header(record: Any, where: str) -> dict[str, Any]:
+    if isinstance(record, list):
+        return {}
+    if not isinstance(record, dict):
+        raise InputError(
+            f"{where}: expected an object with 'messages' or a list of messages, "
+            f"got {json_type(record)}"
+        )
+    unknown = sorted(set(record) - _RECORD_KEYS - _IGNORED_KEYS)
+    if unknown:
+        expected = ", ".join(sorted(_RECORD_KEYS))
+        raise InputError(f"{where}: unknown key {unknown[0][:80]!r}; expected {expected}")
+    if not isinstance(record.get("messages"), list):
+        got = json_type(record["messages"]) if "messages" in record else "nothing"
+        raise InputError(f"{where}: 'messages' must be a list of messages, got {got}")
+    for key in ("id", "conversation_id", "model"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise InputError(f"{where}: {key!r} must be a string, got {json_type(record[key])}")
+    header: dict[str, Any] = {
+        k: record[k] for k in ("id", "conversation_id", "model") if k in record
+    }
+    if "metadata" in record:
+        header["metadata"] = record["metadata"]
+    return header
+
+
+class _Builder:
+    """Steps of one conversation, built message by message in one pass."""
+
+    def __init__(self, where: str, *, model: str | None) -> None:
+        self.where, self.model = where, model
+        self.steps: list[dict[str, Any]] = []
+        self.final_answer: str | None = None
+        self.status = "incomplete"
+        self._pending: list[dict[str, Any]] = []  # input of the next LLM call
+        self._calls: dict[str, dict[str, Any]] = {}  # tool_call_id -> its step
+
+    def add(self, message: Any, at: str) -> None:
+        if not isinstance(message, dict):
+            self._fail(at, f"a message must be an object, got {json_type(message)}")
+        role = message.get("role")
+        if not isinstance(role, str):
+            self._fail(f"{at}.role", f"must be a string, got {json_type(role)}")
+        content = _content(message.get("content"), lambda why: self._fail(f"{at}.content", why))
+        if role == "assistant":
+            self._assistant(message, content, at)
+            return
+        if role == "tool":
+            self._tool_result(message, content, at)
+        self.status = "incomplete"
+        entry: dict[str, Any] = {"role": role, "content": content}
+        if isinstance(message.get("name"), str):
+            entry["name"] = message["name"]
+        self._pending.append(entry)
+
+    def _assistant(self, message: dict[str, Any], content: str | None, at: str) -> None:
+        tool_calls = message.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            self._fail(f"{at}.tool_calls", f"must be a list, got {json_type(tool_calls)}")
+        call: dict[str, Any] = {
+            "kind": "llm_call",
+            "input_messages": self._pending,
+            "output_messages": [{"role": "assistant", "content": content}],
+        }
+        if self.model is not None:
+            call["model"] = self.model
+        self.steps.append(call)
+        self._pending = []
+        for index, tool_call in enumerate(tool_calls):
+            self.steps.append(self._tool_call(tool_call, f"{at}.tool_calls[{index}]"))
+        if content is not None and content.strip():
+            self.final_answer = content
+        self.status = (
+            "completed" if content and content.strip() and not tool_calls else "incomplete"
+        )
+
+    def _tool_call(self, tool_call: Any, at: str) -> dict[str, Any]:
+        if not isinstance(tool_call, dict):
+            self._fail(at, f"a tool call must be an object, got {json_type(tool_call)}")
+        function = tool_call.get("function")
+        if not isinstance(function, dict):
+            self._fail(f"{at}.function", f"must be an object, got {json_type(function)}")
+        name, call_id = function.get("name"), tool_call.get("id")
+        if not isinstance(name, str):
+            self._fail(f"{at}.function.name", f"must be a string, got {json_type(name)}")
+        if call_id is not None and not isinstance(call_id, str):
+            self._fail(f"{at}.id", f"must be a string, got {json_type(call_id)}")
+        step: dict[str, Any] = {"kind": "tool_call", "name": name, "call_id": call_id}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                step["arguments"] = parse_json(arguments, source="arguments") if arguments else {}
+            except JsonInputError as exc:
+                step["arguments"] = arguments
+                step["error"] = f"the arguments are not valid JSON ({exc.reason})"
+        else:  # some exporters write the arguments as an object already
+            step["arguments"] = arguments
+        if call_id is not None:
+            if call_id in self._calls:
+                self._fail(f"{at}.id", f"tool call id {call_id[:80]!r} is used twice")
+            self._calls[call_id] = step
+        return step
+
+    def _tool_result(self, message: dict[str, Any], content: str | None, at: str) -> None:
+        call_id = message.get("tool_call_id")
+        if not isinstance(call_id, str):
+            self._fail(f"{at}.tool_call_id", f"must be a string, got {json_type(call_id)}")
+        step = self._calls.get(call_id)
+        if step is None:
+            self._fail(f"{at}.tool_call_id", f"{call_id[:80]!r} answers no earlier tool call")
+        if "result" in step:
+            self._fail(f"{at}.tool_call_id", f"tool call {call_id[:80]!r} is answered twice")
+        step["result"] = content
+
+    def _fail(self, at: str, why: str) -> NoReturn:
+        raise InputError(f"{self.where}: {at}: {why}")
+
+
+def _content(value: Any, fail: Callable[[str], NoReturn]) -> str | None:
+    """A message's text: a string, null, or the ``text`` of its content parts joined."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        fail(f"must be a string, a list of parts or null, got {json_type(value)}")
+    texts: list[str] = []
+    for part in value:
+        if isinstance(part, dict) and part.get("type") == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                fail(f"a text part's 'text' must be a string, got {json_type(text)}")
+            texts.append(text)
+    return "".join(texts) if texts else None
