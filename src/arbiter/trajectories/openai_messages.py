@@ -44,7 +44,13 @@ from arbiter.datasets.jsonio import (
 from arbiter.errors import InputError
 from arbiter.validation import validate_document
 
-__all__ = ["FORMAT", "conversation_to_trajectory", "load_openai_messages", "parse_openai_messages"]
+__all__ = [
+    "FORMAT",
+    "conversation_to_trajectory",
+    "load_openai_messages",
+    "messages_document",
+    "parse_openai_messages",
+]
 
 FORMAT = "openai_messages"
 """The ``source.format`` of the trajectories this importer makes."""
@@ -89,17 +95,36 @@ def conversation_to_trajectory(record: Any, *, source: str, line: int) -> Trajec
     where = f"{source}:{line}"
     header = _header(record, where)
     messages = record if isinstance(record, list) else record["messages"]
-    builder = _Builder(where, model=header.pop("model", None))
-    for index, message in enumerate(messages):
-        builder.add(message, f"messages[{index}]")
+    model = header.pop("model", None)
     document = {
         **header,
-        "steps": builder.steps,
-        "final_answer": builder.final_answer,
-        "status": builder.status,
+        **messages_document(messages, where=where, model=model),
         "source": {"format": FORMAT, "file": source, "line": line},
     }
     return validate_document(Trajectory, document, where=where)
+
+
+def messages_document(
+    messages: list[Any], *, where: str, key: str = "messages", model: str | None = None
+) -> dict[str, Any]:
+    """The ``steps``, ``final_answer`` and ``status`` of a trajectory document, from messages.
+
+    For importers of formats that embed OpenAI chat messages (τ-bench's ``traj``); the
+    caller adds its own fields and validates the document as a ``Trajectory``.
+
+    Args:
+        messages: The parsed messages.
+        where: The location of the conversation, for messages (``file:line``).
+        key: What the list is called in the source, for messages (``traj[3].role``).
+        model: The model of every assistant turn, when known.
+
+    Raises:
+        InputError: A message is malformed (``where: key[i].field: why``).
+    """
+    builder = _Builder(where, model=model)
+    for index, message in enumerate(messages):
+        builder.add(message, f"{key}[{index}]")
+    return {"steps": builder.steps, "final_answer": builder.final_answer, "status": builder.status}
 
 
 def _header(record: Any, where: str) -> dict[str, Any]:
