@@ -24,6 +24,13 @@ from arbiter.contract.trajectory import Trajectory
 __all__ = ["Dataset", "Example", "Output", "Prediction"]
 
 
+def unit_confidence(value: float | None) -> float | None:
+    """``value``, checked as a confidence: None, or within [0, 1]."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise ValueError(f"confidence must be within [0, 1], got {value}")
+    return value
+
+
 class Prediction(BaseModel):
     """What a system under test returns for one input."""
 
@@ -45,9 +52,7 @@ class Prediction(BaseModel):
     @field_validator("confidence")
     @classmethod
     def _confidence_in_unit_interval(cls, value: float | None) -> float | None:
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise ValueError(f"confidence must be within [0, 1], got {value}")
-        return value
+        return unit_confidence(value)
 
 
 class Output(BaseModel):
@@ -79,9 +84,7 @@ class Output(BaseModel):
     @field_validator("confidence")
     @classmethod
     def _confidence_in_unit_interval(cls, value: float | None) -> float | None:
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise ValueError(f"confidence must be within [0, 1], got {value}")
-        return value
+        return unit_confidence(value)
 
     @property
     def answer_text(self) -> str | None:

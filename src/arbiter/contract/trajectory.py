@@ -77,6 +77,12 @@ TrajectoryStatus = Literal["completed", "error", "cancelled", "incomplete", "unk
 """How a run ended: ``unknown`` when the source does not say."""
 
 
+def check_times(started_at: datetime | None, ended_at: datetime | None) -> None:
+    """Refuse an end before its start (either may be unknown)."""
+    if started_at is not None and ended_at is not None and ended_at < started_at:
+        raise ValueError("ended_at is before started_at")
+
+
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -93,12 +99,7 @@ class _Timed(_Shape):
 
     @model_validator(mode="after")
     def _ends_after_start(self) -> Any:
-        if (
-            self.started_at is not None
-            and self.ended_at is not None
-            and self.ended_at < self.started_at
-        ):
-            raise ValueError("ended_at is before started_at")
+        check_times(self.started_at, self.ended_at)
         return self
 
     @property
@@ -289,12 +290,7 @@ class Trajectory(_Shape):
 
     @model_validator(mode="after")
     def _ends_after_start(self) -> Trajectory:
-        if (
-            self.started_at is not None
-            and self.ended_at is not None
-            and self.ended_at < self.started_at
-        ):
-            raise ValueError("ended_at is before started_at")
+        check_times(self.started_at, self.ended_at)
         return self
 
     @property
