@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from arbiter.contract.common import SCHEMA_VERSION, storable_id
-from arbiter.contract.trajectory import Trajectory
+from arbiter.contract.trajectory import FlowRun, Trajectory
 
 __all__ = ["Dataset", "Example", "Output", "Prediction"]
 
@@ -78,6 +78,8 @@ class Output(BaseModel):
     """The system's confidence in its answer in [0, 1], or None if it gives none."""
     trajectory: Trajectory | None = None
     """What an agent did to produce the answer, for agent-style systems."""
+    flow: FlowRun | None = None
+    """The nodes a flow executed, for flow-style systems."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else worth keeping with the output."""
 
@@ -91,9 +93,11 @@ class Output(BaseModel):
         """The text a text scorer reads: ``text``, else the label, else an agent's final answer."""
         if self.text is not None:
             return self.text
-        if self.label is not None or self.trajectory is None:
+        if self.label is not None:
             return self.label
-        return self.trajectory.final_answer
+        if self.trajectory is not None:
+            return self.trajectory.final_answer
+        return self.flow.output if self.flow is not None else None
 
     @classmethod
     def from_prediction(cls, prediction: Prediction) -> Output:
@@ -146,6 +150,7 @@ _OUTPUT_KEYS = frozenset(
         "raw_output",
         "confidence",
         "trajectory",
+        "flow",
         "metadata",
     }
 )

@@ -46,6 +46,7 @@ __all__ = [
     "Scorer",
     "ScorerArgument",
     "ScorerFactory",
+    "ScorerMoment",
     "ScoringContext",
     "has_reference",
     "repetition_passed",
@@ -61,6 +62,10 @@ _MAX_EXPLANATION = 2_000
 
 Reference = Literal["label", "expected"]
 """What of an example a scorer compares an output with (see :func:`scorer`)."""
+
+ScorerMoment = Literal["plan", "retrieve", "act", "compose", "deliver", "run"]
+"""When in an agent's run what a scorer measures happens: planning, retrieval, acting
+(tool calls), composing the answer, delivering it, or the run as a whole."""
 
 
 def has_reference(example: Example, reference: Reference) -> bool:
@@ -255,6 +260,10 @@ class ScorerFactory:
         version: str,
         description: str,
         reference: Reference | None = None,
+        dimension: str | None = None,
+        applies_to: Collection[str] = (),
+        moment: ScorerMoment | None = None,
+        gating: bool = True,
     ) -> None:
         _check_signature(factory, name)
         self.factory = factory
@@ -263,6 +272,10 @@ class ScorerFactory:
         self.version = version
         self.description = description
         self.reference: Reference | None = reference
+        self.dimension = dimension
+        self.applies_to = frozenset(applies_to)
+        self.moment: ScorerMoment | None = moment
+        self.gating = gating
         self._arguments_model: type[BaseModel] | None = None
         self.__doc__ = factory.__doc__
         self.__wrapped__ = factory
@@ -315,8 +328,23 @@ class ScorerFactory:
             args=_jsonable(checked, self.name),
             version=self.version,
             kind=self.kind,
+            gating=self.gating,
         )
         return BuiltScorer(spec, function, inspect.iscoroutinefunction(function), context)
+
+    def applies_to_class(self, agent_class: str | None) -> bool:
+        """Whether this scorer measures runs of ``agent_class`` (None: an unclassed run).
+
+        An empty ``applies_to`` means every class but ``flow``: flows get only the
+        scorers that name ``flow``, since the others read a turn's shape. A run whose
+        class nobody recorded (most imported traces) gets every scorer but the flow-only
+        ones; each abstains where the run lacks what it reads.
+        """
+        if agent_class is None:
+            return self.applies_to != {"flow"}
+        if not self.applies_to:
+            return agent_class != "flow"
+        return agent_class in self.applies_to
 
     def _check(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments converted to the factory's type hints, defaults filled in."""
@@ -351,6 +379,10 @@ def scorer(
     version: str = "1",
     description: str | None = None,
     reference: Reference | None = None,
+    dimension: str | None = None,
+    applies_to: Collection[str] = (),
+    moment: ScorerMoment | None = None,
+    gating: bool = True,
 ) -> Callable[[Callable[..., ScoreFunction]], ScorerFactory]:
     """Make a function a scorer factory, recording how its scorers are rebuilt.
 
@@ -364,6 +396,12 @@ def scorer(
             else ``expected_label``) or None (nothing). A run whose dataset has the
             reference on no example is refused before any call; examples without it
             make the scorer abstain.
+        dimension: The one quality dimension it measures (``tool_use``, ``cost``, ...),
+            for agent scorers.
+        applies_to: The agent classes it measures; empty: every class but ``flow``.
+        moment: When in an agent's run the thing it measures happens.
+        gating: Whether its scorers take part in pass / fail by default (a run can
+            still make any scorer gate or not).
 
     Returns:
         A decorator; the decorated factory takes keyword arguments only.
@@ -381,6 +419,10 @@ def scorer(
             version=version,
             description=summary,
             reference=reference,
+            dimension=dimension,
+            applies_to=applies_to,
+            moment=moment,
+            gating=gating,
         )
 
     return decorate

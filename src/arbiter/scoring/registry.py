@@ -109,6 +109,10 @@ def _renamed(factory: ScorerFactory, name: str) -> ScorerFactory:
         version=factory.version,
         description=factory.description,
         reference=factory.reference,
+        dimension=factory.dimension,
+        applies_to=factory.applies_to,
+        moment=factory.moment,
+        gating=factory.gating,
     )
 
 
