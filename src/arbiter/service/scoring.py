@@ -24,12 +24,15 @@ scoring layer cannot name them: they sit above it)."""
 
 
 def scorer_registry(*, plugins: bool = True) -> ScorerRegistry:
-    """Every scorer a run may name: built-ins, the engines' scorers, installed plugins.
+    """Every scorer a run may name: built-ins, the engines' scorers (the jury, the
+    trajectory scorers), installed plugins.
 
     Nothing is imported until a scorer is used: building the registry stays cheap.
     """
+    from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
+
     registry = ScorerRegistry.default(plugins=False)
-    for name, target in ENGINE_SCORERS.items():
+    for name, target in {**ENGINE_SCORERS, **TRAJECTORY_SCORERS}.items():
         # The registry's lazy entry, as for its built-ins (it has no public one yet).
         registry.add(name, _Pending(name, target, _import(target)))
     if plugins:
