@@ -171,3 +171,94 @@ def test_an_oversized_answer_is_refused_with_its_field() -> None:
 def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         load_openai_messages(tmp_path / "absent.jsonl")
+
+
+LEGACY = [
+    {"role": "user", "content": "Weather in Oslo?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "function_call": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    },
+    {"role": "function", "name": "get_weather", "content": '{"temp": -3}'},
+    {"role": "assistant", "content": "Oslo is at -3°C."},
+]
+
+
+def test_a_legacy_function_call_is_a_tool_call_with_its_result() -> None:
+    trajectory = _one({"messages": LEGACY})
+    [call] = trajectory.tool_calls
+    assert (call.name, call.call_id, call.arguments, call.result) == (
+        "get_weather",
+        None,
+        {"city": "Oslo"},
+        '{"temp": -3}',
+    )
+    assert [type(step) for step in trajectory.steps] == [LlmCall, ToolCall, LlmCall]
+    assert (trajectory.status, trajectory.final_answer) == ("completed", "Oslo is at -3°C.")
+
+
+def test_a_function_result_is_an_input_message_of_the_next_llm_call() -> None:
+    second = _one(LEGACY).llm_calls[1]
+    assert [(m.role, m.name, m.content) for m in second.input_messages] == [
+        ("function", "get_weather", '{"temp": -3}')
+    ]
+
+
+def test_legacy_results_pair_with_calls_of_their_name_in_order() -> None:
+    def ask(city: str) -> dict[str, Any]:
+        arguments = json.dumps({"city": city})
+        return {"role": "assistant", "function_call": {"name": "w", "arguments": arguments}}
+
+    def answer(name: str, text: str) -> dict[str, Any]:
+        return {"role": "function", "name": name, "content": text}
+
+    messages = [ask("A"), ask("B"), answer("w", "a"), answer("w", "b")]
+    assert [(c.arguments, c.result) for c in _one(messages).tool_calls] == [
+        ({"city": "A"}, "a"),
+        ({"city": "B"}, "b"),
+    ]
+
+
+def test_a_conversation_ending_on_a_legacy_call_is_incomplete() -> None:
+    trajectory = _one(LEGACY[:2])
+    assert trajectory.status == "incomplete"
+    assert trajectory.tool_calls[0].result is None
+
+
+def test_legacy_arguments_that_are_not_json_are_kept_with_an_error() -> None:
+    message = {"role": "assistant", "function_call": {"name": "w", "arguments": "{city:"}}
+    [call] = _one([message]).tool_calls
+    assert call.arguments == "{city:"
+    assert call.error is not None
+    assert "not valid JSON" in call.error
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        (
+            [{"role": "function", "name": "w", "content": "x"}],
+            r"c\.jsonl:1: messages\[0\]\.name: 'w' answers no earlier function_call",
+        ),
+        (
+            [*LEGACY[:3], {"role": "function", "name": "get_weather", "content": "again"}],
+            r"messages\[3\]\.name: 'get_weather' answers no earlier function_call",
+        ),
+        (
+            [{"role": "function", "content": "x"}],
+            r"messages\[0\]\.name: must be a string, got null",
+        ),
+        (
+            [{"role": "assistant", "function_call": "w()"}],
+            r"messages\[0\]\.function_call: must be an object, got string",
+        ),
+        (
+            [{"role": "assistant", "function_call": {"arguments": "{}"}}],
+            r"messages\[0\]\.function_call\.name: must be a string, got null",
+        ),
+    ],
+)
+def test_a_malformed_legacy_call_is_named(messages: list[Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_openai_messages(json.dumps(messages), source="c.jsonl")

@@ -22,6 +22,11 @@ null, or a list of content parts (their ``text`` parts are joined). How they map
   when the conversation ends on an assistant message with text and no tool calls, else
   ``incomplete``.
 
+The deprecated ``function_call`` of an assistant message (``{name, arguments}``, the API
+before ``tool_calls``) is a tool call too, without a call id; its result is the next
+``function`` message with the same ``name`` (the legacy API had no ids, so results are
+paired by name, first asked first answered).
+
 A line that is not such a conversation is an :class:`~arbiter.errors.InputError` naming
 ``file:line`` and the message at fault.
 """
@@ -163,6 +168,7 @@ class _Builder:
         self.status = "incomplete"
         self._pending: list[dict[str, Any]] = []  # input of the next LLM call
         self._calls: dict[str, dict[str, Any]] = {}  # tool_call_id -> its step
+        self._unanswered: dict[str, list[dict[str, Any]]] = {}  # legacy name -> its calls
 
     def add(self, message: Any, at: str) -> None:
         if not isinstance(message, dict):
@@ -176,6 +182,8 @@ class _Builder:
             return
         if role == "tool":
             self._tool_result(message, content, at)
+        elif role == "function":
+            self._function_result(message, content, at)
         self.status = "incomplete"
         entry: dict[str, Any] = {"role": role, "content": content}
         if isinstance(message.get("name"), str):
@@ -186,6 +194,7 @@ class _Builder:
         tool_calls = message.get("tool_calls") or []
         if not isinstance(tool_calls, list):
             self._fail(f"{at}.tool_calls", f"must be a list, got {json_type(tool_calls)}")
+        legacy = message.get("function_call")
         call: dict[str, Any] = {
             "kind": "llm_call",
             "input_messages": self._pending,
@@ -197,24 +206,37 @@ class _Builder:
         self._pending = []
         for index, tool_call in enumerate(tool_calls):
             self.steps.append(self._tool_call(tool_call, f"{at}.tool_calls[{index}]"))
+        if legacy is not None:
+            step = self._function_call(legacy, f"{at}.function_call")
+            self._unanswered.setdefault(step["name"], []).append(step)
+            self.steps.append(step)
         if content is not None and content.strip():
             self.final_answer = content
-        self.status = (
-            "completed" if content and content.strip() and not tool_calls else "incomplete"
-        )
+        calls = bool(tool_calls) or legacy is not None
+        self.status = "completed" if content and content.strip() and not calls else "incomplete"
 
     def _tool_call(self, tool_call: Any, at: str) -> dict[str, Any]:
         if not isinstance(tool_call, dict):
             self._fail(at, f"a tool call must be an object, got {json_type(tool_call)}")
-        function = tool_call.get("function")
-        if not isinstance(function, dict):
-            self._fail(f"{at}.function", f"must be an object, got {json_type(function)}")
-        name, call_id = function.get("name"), tool_call.get("id")
-        if not isinstance(name, str):
-            self._fail(f"{at}.function.name", f"must be a string, got {json_type(name)}")
+        call_id = tool_call.get("id")
         if call_id is not None and not isinstance(call_id, str):
             self._fail(f"{at}.id", f"must be a string, got {json_type(call_id)}")
-        step: dict[str, Any] = {"kind": "tool_call", "name": name, "call_id": call_id}
+        step = self._function_call(tool_call.get("function"), f"{at}.function")
+        step["call_id"] = call_id
+        if call_id is not None:
+            if call_id in self._calls:
+                self._fail(f"{at}.id", f"tool call id {call_id[:80]!r} is used twice")
+            self._calls[call_id] = step
+        return step
+
+    def _function_call(self, function: Any, at: str) -> dict[str, Any]:
+        """A tool call step from ``{name, arguments}`` (a tool call's or a legacy one)."""
+        if not isinstance(function, dict):
+            self._fail(at, f"must be an object, got {json_type(function)}")
+        name = function.get("name")
+        if not isinstance(name, str):
+            self._fail(f"{at}.name", f"must be a string, got {json_type(name)}")
+        step: dict[str, Any] = {"kind": "tool_call", "name": name, "call_id": None}
         arguments = function.get("arguments")
         if isinstance(arguments, str):
             try:
@@ -224,11 +246,16 @@ class _Builder:
                 step["error"] = f"the arguments are not valid JSON ({exc.reason})"
         else:  # some exporters write the arguments as an object already
             step["arguments"] = arguments
-        if call_id is not None:
-            if call_id in self._calls:
-                self._fail(f"{at}.id", f"tool call id {call_id[:80]!r} is used twice")
-            self._calls[call_id] = step
         return step
+
+    def _function_result(self, message: dict[str, Any], content: str | None, at: str) -> None:
+        name = message.get("name")
+        if not isinstance(name, str):
+            self._fail(f"{at}.name", f"must be a string, got {json_type(name)}")
+        waiting = self._unanswered.get(name)
+        if not waiting:
+            self._fail(f"{at}.name", f"{name[:80]!r} answers no earlier function_call")
+        waiting.pop(0)["result"] = content
 
     def _tool_result(self, message: dict[str, Any], content: str | None, at: str) -> None:
         call_id = message.get("tool_call_id")
