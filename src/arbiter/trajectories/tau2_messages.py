@@ -1,0 +1,177 @@
+"""τ²-bench messages as trajectory steps: the agent's LLM calls and tool calls.
+
+τ²-bench types its messages by ``role``: ``system`` and ``user`` text; ``assistant`` text
+and ``tool_calls`` (``id``, ``name``, ``arguments`` as an object), with the turn's
+``cost``, ``usage`` and ``generation_time_seconds``; ``tool`` results (``id`` of the call,
+``content``, ``error`` true when the tool failed), or several at once under
+``tool_messages``. Each assistant message is an ``llm_call`` step and each of its tool
+calls a ``tool_call`` step, timed by the messages' timestamps where they parse. Tool calls
+the simulated *user* makes (its own tools, in the telecom domain) are the environment's,
+not the agent's: their results are accepted but they are not steps.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NoReturn
+
+from arbiter.datasets.jsonio import json_type
+from arbiter.errors import InputError
+
+__all__ = ["may_precede", "parse_timestamp", "tau2_messages_document"]
+
+
+def tau2_messages_document(messages: list[Any], *, where: str, model: str | None) -> dict[str, Any]:
+    """The ``steps`` and ``final_answer`` of a trajectory document, from τ²-bench messages.
+
+    Args:
+        messages: The simulation's parsed messages.
+        where: The simulation's location, for messages (``file: simulations[3]``).
+        model: The agent's model, when the run says.
+
+    Raises:
+        InputError: A message is malformed (``where: messages[i].field: why``).
+    """
+    builder = _Builder(where, model=model)
+    for index, message in enumerate(messages):
+        builder.add(message, f"messages[{index}]")
+    return {"steps": builder.steps, "final_answer": builder.final_answer}
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """A message or run timestamp, or None when it does not parse (old runs lack them)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def may_precede(start: datetime | None, end: datetime | None) -> bool:
+    """Whether a start may stand beside its end: comparable and not after it."""
+    if start is None or end is None:
+        return True
+    if (start.tzinfo is None) != (end.tzinfo is None):
+        return False
+    return start <= end
+
+
+class _Builder:
+    """The steps of one simulation, message by message in one pass."""
+
+    def __init__(self, where: str, *, model: str | None) -> None:
+        self.where, self.model = where, model
+        self.steps: list[dict[str, Any]] = []
+        self.final_answer: str | None = None
+        self._pending: list[dict[str, Any]] = []  # input of the next LLM call
+        self._calls: dict[str, dict[str, Any]] = {}  # the agent's tool call id -> its step
+        self._user_calls: set[str] = set()  # the simulated user's tool call ids
+
+    def add(self, message: Any, at: str) -> None:
+        if not isinstance(message, dict):
+            self._fail(at, f"a message must be an object, got {json_type(message)}")
+        role, content = message.get("role"), message.get("content")
+        if not isinstance(role, str):
+            self._fail(f"{at}.role", f"must be a string, got {json_type(role)}")
+        if content is not None and not isinstance(content, str):
+            self._fail(f"{at}.content", f"must be a string or null, got {json_type(content)}")
+        if role == "tool" and isinstance(message.get("tool_messages"), list):
+            for index, each in enumerate(message["tool_messages"]):
+                self.add(each, f"{at}.tool_messages[{index}]")
+            return
+        timestamp = parse_timestamp(message.get("timestamp"))
+        if role == "assistant":
+            self._assistant(message, content, timestamp, at)
+        elif role == "tool":
+            self._tool_result(message, content, timestamp, at)
+        else:
+            if role == "user":
+                for index, call in enumerate(self._tool_calls(message, at)):
+                    call_id, _ = self._call_step(call, f"{at}.tool_calls[{index}]")
+                    if call_id:
+                        self._user_calls.add(call_id)
+            self._pending.append({"role": role, "content": content})
+
+    def _assistant(
+        self, message: dict[str, Any], content: str | None, timestamp: datetime | None, at: str
+    ) -> None:
+        call: dict[str, Any] = {
+            "kind": "llm_call",
+            "input_messages": self._pending,
+            "output_messages": [{"role": "assistant", "content": content}],
+            "model": self.model,
+            "ended_at": timestamp,
+        }
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            call["input_tokens"] = _count(usage.get("prompt_tokens"))
+            call["output_tokens"] = _count(usage.get("completion_tokens"))
+        cost = message.get("cost")
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            call["cost_usd"] = cost
+        seconds = message.get("generation_time_seconds")
+        if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds >= 0:
+            call["duration_ms"] = seconds * 1000
+        self.steps.append(call)
+        self._pending = []
+        for index, tool_call in enumerate(self._tool_calls(message, at)):
+            call_id, step = self._call_step(tool_call, f"{at}.tool_calls[{index}]")
+            step["started_at"] = timestamp
+            if call_id:
+                self._calls[call_id] = step
+            self.steps.append(step)
+        if content is not None and content.strip():
+            self.final_answer = content
+
+    def _tool_calls(self, message: dict[str, Any], at: str) -> list[Any]:
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            self._fail(f"{at}.tool_calls", f"must be a list, got {json_type(calls)}")
+        return calls
+
+    def _call_step(self, tool_call: Any, at: str) -> tuple[str, dict[str, Any]]:
+        if not isinstance(tool_call, dict):
+            self._fail(at, f"a tool call must be an object, got {json_type(tool_call)}")
+        name, call_id = tool_call.get("name"), tool_call.get("id") or ""
+        if not isinstance(name, str):
+            self._fail(f"{at}.name", f"must be a string, got {json_type(name)}")
+        if not isinstance(call_id, str):
+            self._fail(f"{at}.id", f"must be a string, got {json_type(call_id)}")
+        if call_id and (call_id in self._calls or call_id in self._user_calls):
+            self._fail(f"{at}.id", f"tool call id {call_id[:80]!r} is used twice")
+        step = {
+            "kind": "tool_call",
+            "name": name,
+            "call_id": call_id or None,
+            "arguments": tool_call.get("arguments", {}),
+        }
+        return call_id, step
+
+    def _tool_result(
+        self, message: dict[str, Any], content: str | None, timestamp: datetime | None, at: str
+    ) -> None:
+        call_id = message.get("id")
+        if not isinstance(call_id, str):
+            self._fail(f"{at}.id", f"must be a string, got {json_type(call_id)}")
+        self._pending.append({"role": "tool", "content": content})
+        if call_id in self._user_calls:
+            return
+        step = self._calls.get(call_id)
+        if step is None:
+            self._fail(f"{at}.id", f"{call_id[:80]!r} answers no earlier tool call")
+        if "result" in step:
+            self._fail(f"{at}.id", f"tool call {call_id[:80]!r} is answered twice")
+        step["result"] = content
+        if message.get("error") is True:
+            step["error"] = content or "the tool reported an error"
+        if not may_precede(step["started_at"], timestamp):
+            step["started_at"] = None  # clock skew: keep the end, drop what contradicts it
+        step["ended_at"] = timestamp
+
+    def _fail(self, at: str, why: str) -> NoReturn:
+        raise InputError(f"{self.where}: {at}: {why}")
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
