@@ -1,7 +1,7 @@
 """OpenTelemetry for Arbiter: one ``Telemetry`` object, passed in, never global.
 
 ``Telemetry.disabled()`` costs next to nothing and is the default everywhere. A real
-one owns its own tracer and meter providers (no process-wide SDK set-up), so tests and
+one owns its own tracer, meter and logger providers (no process-wide SDK set-up), so tests and
 services can run several side by side.
 
 Instruments:
@@ -11,13 +11,16 @@ Instruments:
 - histogram ``arbiter.layer.latency`` (ms, attribute ``layer``, ``status``);
 - counter ``arbiter.judge.outcome`` (attribute ``source``);
 - counters ``arbiter.items`` and ``arbiter.escalations``;
-- gauge ``arbiter.harness.metric`` for offline run figures (attribute ``metric``).
+- gauge ``arbiter.harness.metric`` for offline run figures (attribute ``metric``);
+- log-record events ``gen_ai.evaluation.result``, one per scorer verdict
+  (:mod:`arbiter.telemetry_eval`), through the logger provider.
 
-``Telemetry.from_env()`` exports both over OTLP/HTTP when ``OTEL_EXPORTER_OTLP_ENDPOINT``
-is set. The SDK and the exporter are the optional extra ``arbiter[otel]``, imported
-only then. Export is bounded (short timeouts) and quiet: an unreachable collector never
-slows the program down much and never prints; the exporters' complaints are demoted
-to DEBUG log records, so ``logging`` at DEBUG still shows them.
+``Telemetry.from_env()`` exports all three over OTLP/HTTP when
+``OTEL_EXPORTER_OTLP_ENDPOINT`` is set. The SDK and the exporter are the optional extra
+``arbiter[otel]``, imported only then. Export is bounded (short timeouts) and quiet: an
+unreachable collector never slows the program down much and never prints; the
+exporters' complaints are demoted to DEBUG log records, so ``logging`` at DEBUG still
+shows them.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, Status, StatusCode
+
+if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
 
 __all__ = ["Telemetry"]
 
@@ -47,6 +53,7 @@ _EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http",
     "opentelemetry.exporter.otlp.proto.http.trace_exporter",
     "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.otlp.proto.http._log_exporter",
     "opentelemetry.exporter.otlp.proto.http._common",
     "opentelemetry.exporter.otlp.common.http",
 )
@@ -81,11 +88,13 @@ def _positive_ms(environ: Mapping[str, str], name: str, default: float) -> float
 
 
 class Telemetry:
-    """Tracer and meters of one Arbiter component.
+    """Tracer, meters and event logger of one Arbiter component.
 
     Args:
         tracer_provider: Where spans go; a no-op provider when None.
         meter_provider: Where metrics go; a no-op provider when None.
+        logger_provider: Where log-record events go (the evaluation results); none
+            are emitted when None.
     """
 
     def __init__(
@@ -93,9 +102,13 @@ class Telemetry:
         *,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        logger_provider: LoggerProvider | None = None,
     ) -> None:
-        self.enabled = tracer_provider is not None or meter_provider is not None
+        self.enabled = (
+            tracer_provider is not None or meter_provider is not None or logger_provider is not None
+        )
         self._closed = False
+        self._logger_provider = logger_provider
         self._tracer_provider = tracer_provider or trace.NoOpTracerProvider()
         self._meter_provider = meter_provider or metrics.NoOpMeterProvider()
         self._tracer = self._tracer_provider.get_tracer("arbiter")
@@ -129,7 +142,8 @@ class Telemetry:
     ) -> Telemetry:
         """OTLP/HTTP export when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, else :meth:`disabled`.
 
-        Spans go to ``{endpoint}/v1/traces`` through a batching processor, metrics to
+        Spans go to ``{endpoint}/v1/traces`` and log-record events to
+        ``{endpoint}/v1/logs`` through batching processors, metrics to
         ``{endpoint}/v1/metrics`` every ``OTEL_METRIC_EXPORT_INTERVAL`` ms (default
         60,000) and at :meth:`shutdown`. ``OTEL_SERVICE_NAME`` overrides
         ``service_name``, ``OTEL_EXPORTER_OTLP_HEADERS`` adds headers and
@@ -155,10 +169,13 @@ class Telemetry:
         if not endpoint or env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
             return cls.disabled()
         try:
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
                 OTLPMetricExporter,
             )
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
             from opentelemetry.sdk.metrics import MeterProvider
             from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
             from opentelemetry.sdk.resources import Resource
@@ -195,7 +212,30 @@ class Telemetry:
             export_timeout_millis=export_timeout * 1000,
         )
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-        return cls(tracer_provider=tracer_provider, meter_provider=meter_provider)
+        logger_provider = SdkLoggerProvider(resource=resource)
+        logger_provider.add_log_record_processor(
+            BatchLogRecordProcessor(
+                OTLPLogExporter(
+                    endpoint=f"{endpoint}/v1/logs", headers=headers, timeout=export_timeout
+                ),
+                export_timeout_millis=export_timeout * 1000,
+            )
+        )
+        return cls(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            logger_provider=logger_provider,
+        )
+
+    @property
+    def tracer_provider(self) -> trace.TracerProvider:
+        """Where spans go (a no-op provider when tracing is off)."""
+        return self._tracer_provider
+
+    @property
+    def logger_provider(self) -> LoggerProvider | None:
+        """Where log-record events go; None when they go nowhere."""
+        return self._logger_provider
 
     @contextmanager
     def span(self, name: str, attributes: Attributes | None = None) -> Iterator[Span]:
@@ -240,7 +280,7 @@ class Telemetry:
 
     def flush(self, timeout_millis: int = 5_000) -> None:
         """Export what is buffered now, without closing (for long-lived services)."""
-        for provider in (self._tracer_provider, self._meter_provider):
+        for provider in self._providers():
             force_flush: Any = getattr(provider, "force_flush", None)
             if callable(force_flush):
                 force_flush(timeout_millis)
@@ -250,7 +290,10 @@ class Telemetry:
         if self._closed:
             return
         self._closed = True
-        for provider in (self._tracer_provider, self._meter_provider):
+        for provider in self._providers():
             close: Any = getattr(provider, "shutdown", None)
             if callable(close):
                 close()
+
+    def _providers(self) -> tuple[object, ...]:
+        return (self._tracer_provider, self._meter_provider, self._logger_provider)
