@@ -14,6 +14,7 @@ to learn a shape:
 - :mod:`~arbiter.contract.trajectory`: ``Trajectory`` and its steps, ``FlowRun``.
 """
 
+from arbiter.contract.agents import AGENT_CLASS_KEY, AgentCase, AgentInput
 from arbiter.contract.common import SCHEMA_VERSION, Interval, Usage
 from arbiter.contract.data import Dataset, Example, Output, Prediction
 from arbiter.contract.jury import (
@@ -86,11 +87,14 @@ from arbiter.contract.trajectory import (
 )
 
 __all__ = [
+    "AGENT_CLASS_KEY",
     "DEFAULT_AGENT_CLASSES",
     "DIMENSIONS",
     "ONLINE_SCHEMA_VERSION",
     "SCHEMA_VERSION",
+    "AgentCase",
     "AgentIdentity",
+    "AgentInput",
     "Band",
     "Callout",
     "Case",
