@@ -1,0 +1,102 @@
+"""Tool calls as the tool scorers compare them: canonical arguments, bounded quotes.
+
+Two calls are *identical* when their names are equal and their arguments have the
+same canonical JSON: keys sorted, no whitespace, and a float with an integral value
+written as the integer (a model's ``1.0`` is the case's ``1``). Booleans stay booleans.
+
+Everything here reads untrusted trace data: arguments may be any JSON (None, a
+string, a huge object), so each is canonicalised once, in time linear in its size,
+and only a bounded prefix of it is ever quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from arbiter.errors import InputError
+
+__all__ = [
+    "MAX_LISTED",
+    "TOOL_CLASSES",
+    "canonical_json",
+    "clip",
+    "listed",
+    "quote_call",
+    "string_list",
+]
+
+TOOL_CLASSES = frozenset({"tool_enabled", "conversation_with_tools", "genie"})
+"""The agent classes that call tools (the reference's "tool classes")."""
+
+MAX_LISTED = 5
+"""Most items an explanation names before it says how many more there are."""
+
+_QUOTE_NAME = 100
+_QUOTE_ARGUMENTS = 160
+_SAFE_INTEGER = 2**53
+
+
+def canonical_json(value: Any) -> str:
+    """``value`` as canonical JSON: sorted keys, compact, integral floats as integers.
+
+    A value JSON cannot write (a non-finite float from a hand-built object) is written
+    as its ``repr``, so two such values compare by what they are and nothing raises.
+    """
+    try:
+        return json.dumps(
+            _normalised(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+    except (TypeError, ValueError, RecursionError):
+        return f"<unserialisable {type(value).__name__}>"
+
+
+def _normalised(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) < _SAFE_INTEGER:
+            return int(value)
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): _normalised(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalised(item) for item in value]
+    return value
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def quote_call(name: str, arguments: Any) -> str:
+    """A call as ``name(canonical arguments)``, both parts bounded in length."""
+    return f"{clip(name, _QUOTE_NAME)}({clip(canonical_json(arguments), _QUOTE_ARGUMENTS)})"
+
+
+def listed(items: list[str]) -> str:
+    """Up to :data:`MAX_LISTED` items joined by ``, `` and how many were left out."""
+    shown = ", ".join(items[:MAX_LISTED])
+    rest = len(items) - MAX_LISTED
+    return f"{shown} (+{rest} more)" if rest > 0 else shown
+
+
+def string_list(assertions: Mapping[str, Any], key: str) -> list[str] | None:
+    """The case's assertion ``key`` as a list of names; None when the case has none.
+
+    A single name is read as a list of one.
+
+    Raises:
+        InputError: The assertion is neither a name nor a list of names.
+    """
+    value = assertions.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise InputError(f"assertion {key!r} must be a tool name or a list of tool names")
