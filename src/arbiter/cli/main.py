@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import sys
 
+from arbiter.cli import agent as _agent  # noqa: F401  (registers commands)
 from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
 from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)

@@ -1,0 +1,220 @@
+"""``arbiter agent score | mine | diff``: imported agent trajectories, scored and compared.
+
+The work is the service layer's (:mod:`arbiter.service.agents`, ``agent_mining``,
+``agent_diff``); this module parses options, runs the coroutine and prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
+
+from arbiter.cli.app import app
+from arbiter.cli.common import echo_json, note, out_console
+
+if TYPE_CHECKING:
+    from arbiter.scoring.base import BuiltScorer
+    from arbiter.service.agent_import import ImportedAgentRun
+
+__all__ = ["agent_app", "diff", "mine", "score"]
+
+agent_app = typer.Typer(
+    name="agent",
+    help="Agent trajectories: import traces, score them, mine golden cases, diff two runs.",
+    no_args_is_help=True,
+)
+app.add_typer(agent_app, name="agent")
+
+GateOption = Literal["reward", "scorers", "both"]
+
+_FILES = typer.Argument(help="Trajectory files (format told from their content).")
+FormatOption = Annotated[
+    str | None, typer.Option("--format", help="The files' format, instead of telling it.")
+]
+ScorerOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scorer",
+        "-s",
+        help="NAME[:ARG=VALUE,...]; repeat for several. Default: every trajectory scorer.",
+    ),
+]
+GateOnOption = Annotated[
+    GateOption | None,
+    typer.Option(
+        "--gate-on",
+        help="What decides a run's verdict: the imported reward, the gating scorers, or "
+        "both. Default: the reward when runs carry one, else the scorers.",
+    ),
+]
+
+
+def _runs(files: list[Path], format: str | None) -> list[ImportedAgentRun]:
+    from arbiter.errors import InputError
+    from arbiter.service.agent_import import import_runs
+
+    for file in files:
+        if not file.is_file():
+            raise InputError(
+                f"{file}: no such file" if not file.exists() else f"{file}: not a file"
+            )
+    runs = import_runs(files, format=format)
+    if not runs:
+        raise InputError(f"{', '.join(map(str, files))}: no trajectory found")
+    return runs
+
+
+def _scorers(options: list[str] | None) -> list[BuiltScorer]:
+    from arbiter.service.agents import trajectory_scorers
+
+    return trajectory_scorers(options or [])
+
+
+@agent_app.command("score")
+def score(
+    files: Annotated[list[Path], _FILES],
+    format: FormatOption = None,
+    scorer: ScorerOption = None,
+    gate_on: GateOnOption = None,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Fail (exit 1) when the pass rate is below this."),
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap intervals.")] = 0,
+    limit: Annotated[int, typer.Option(min=0, help="Runs listed that did not pass.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Score imported trajectories with the deterministic trajectory scorers; pass^k."""
+    from arbiter.errors import GateFailed
+    from arbiter.service.agents import score_agent_runs
+
+    runs = _runs(files, format)
+    scorers = _scorers(scorer)
+    report = asyncio.run(score_agent_runs(runs, scorers, gate_on=gate_on, seed=seed))
+    if as_json:
+        echo_json(report.to_json())
+    else:
+        from arbiter.cli.agent_render import score_renderable
+
+        out_console().print(score_renderable(report, limit=limit))
+    if min_pass_rate is not None:
+        rate = report.pass_rate
+        if rate is None or rate.estimate < min_pass_rate:
+            shown = "no run decided" if rate is None else f"{100 * rate.estimate:.1f}%"
+            note(f"gate failed: pass rate {shown} is below {100 * min_pass_rate:.1f}%")
+            raise GateFailed("pass rate below --min-pass-rate")
+
+
+@agent_app.command("mine")
+def mine(
+    files: Annotated[list[Path], _FILES],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Case file to write (JSONL); default: stdout."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
+    format: FormatOption = None,
+    scorer: ScorerOption = None,
+    gate_on: GateOnOption = None,
+    margin: Annotated[
+        float, typer.Option(min=1.0, help="Observed cost and latency times this: the ceilings.")
+    ] = 1.5,
+    min_self_corrections: Annotated[
+        int, typer.Option(min=1, help="Self-corrections from which a run is mined.")
+    ] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a summary as JSON.")] = False,
+) -> None:
+    """Mine golden agent cases from anomalous runs (errored, failed, self-corrected)."""
+    from arbiter.errors import InputError
+    from arbiter.service.agent_mining import mine_runs
+
+    if out is not None and out.exists() and not force:
+        raise InputError(f"--out {out}: the file exists; pass --force to replace it")
+    runs = _runs(files, format)
+    mined = asyncio.run(
+        mine_runs(
+            runs,
+            _scorers(scorer),
+            gate_on=gate_on,
+            margin=margin,
+            min_self_corrections=min_self_corrections,
+        )
+    )
+    if out is not None:
+        _write_new(out, mined.jsonl(), replace=force)
+    if as_json:
+        echo_json(
+            {
+                "examined": mined.examined,
+                "mined": len(mined.cases),
+                "reasons": dict(sorted(mined.reasons.items())),
+                "without_query": mined.without_query,
+                "out": str(out) if out is not None else None,
+                "cases": mined.cases,
+            }
+        )
+    elif out is None:
+        typer.echo(mined.jsonl(), nl=False)
+    else:
+        from arbiter.cli.agent_render import mined_renderable
+
+        out_console().print(mined_renderable(mined, out=str(out)))
+
+
+@agent_app.command("diff")
+def diff(
+    a: Annotated[Path, typer.Argument(help="Trajectory file A (before).")],
+    b: Annotated[Path, typer.Argument(help="Trajectory file B (after).")],
+    format: FormatOption = None,
+    scorer: ScorerOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
+) -> None:
+    """Per case: the tool calls that differ between A and B, and the verdicts that flipped."""
+    from arbiter.service.agent_diff import diff_json, diff_runs
+
+    runs_a, runs_b = _runs([a], format), _runs([b], format)
+    result = asyncio.run(diff_runs(runs_a, runs_b, _scorers(scorer)))
+    if as_json:
+        echo_json(diff_json(result))
+        return
+    from arbiter.cli.agent_render import diff_renderable
+
+    out_console().print(diff_renderable(result, name_a=str(a), name_b=str(b)))
+
+
+def _write_new(path: Path, text: str, *, replace: bool) -> None:
+    """Write ``text`` to ``path`` atomically; never over an existing file unless ``replace``.
+
+    Raises:
+        InputError: The file exists (and not ``replace``) or cannot be written.
+    """
+    from arbiter.errors import InputError
+
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"cannot write --out {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            # A hard link fails if the name exists: no window in which a file that
+            # appeared since the check could be overwritten.
+            os.link(temporary, path)
+    except FileExistsError:
+        raise InputError(f"--out {path}: the file exists; pass --force to replace it") from None
+    except OSError as exc:
+        raise InputError(f"cannot write --out {path}: {exc.strerror or exc}") from None
+    finally:
+        Path(temporary).unlink(missing_ok=True)

@@ -1,0 +1,406 @@
+"""Agent runs as library functions: score imported trajectories, mine cases, diff two files.
+
+The CLI's ``arbiter agent score | mine | diff`` are thin over these; nothing here prints
+or starts an event loop. Runs come from the importers (:func:`import_runs`); runs that
+share a case id are repetitions of one task.
+
+A repetition passes when its gating verdicts pass
+(:func:`~arbiter.scoring.base.repetition_passed`). What gates is ``gate_on``:
+
+- ``reward``: the scores the importer carried (a benchmark's ``reward``), so pass^k is
+  the benchmark's own; the default whenever a run carries one;
+- ``scorers``: the gating deterministic trajectory scorers; the default otherwise;
+- ``both``: either failing fails the repetition.
+
+With rewards and ``gate_on`` other than ``reward``, ``pass_hat_k`` stays the benchmark's
+and ``pass_hat_k_scorers`` is the pass^k under ``gate_on``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from arbiter.contract import Band, Example, Output, Score
+from arbiter.errors import InputError
+from arbiter.scoring.base import BuiltScorer, repetition_passed
+from arbiter.scoring.registry import ScorerRegistry
+from arbiter.service.agent_import import AgentRun, import_runs
+from arbiter.service.scoring import build_scorers, scorer_registry
+from arbiter.stats import bootstrap_cis, pass_hat_k, wilson_interval
+
+__all__ = [
+    "AgentRun",
+    "AgentScoreReport",
+    "GateOn",
+    "PassHatK",
+    "RunVerdict",
+    "ScoredRun",
+    "ScorerTally",
+    "default_trajectory_scorers",
+    "import_runs",
+    "score_agent_runs",
+    "pass_hat_k_by_k",
+    "score_runs",
+    "summarize",
+    "trajectory_scorers",
+]
+
+_BANDS: tuple[Band, ...] = ("healthy", "review", "danger")
+
+GateOn = Literal["reward", "scorers", "both"]
+"""What decides whether a repetition passed (see the module docstring)."""
+
+
+class PassHatK(BaseModel):
+    """pass^k over tasks: the mean of ``C(c, k) / C(n, k)``, with a bootstrap 95% interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    estimate: float
+    """The mean over tasks of ``C(c, k) / C(n, k)`` (τ-bench's formula)."""
+    low: float
+    """Lower end of the 95% interval (bootstrap over tasks)."""
+    high: float
+    """Upper end of the 95% interval."""
+    n: int
+    """Tasks it is over (those with at least k decided repetitions)."""
+
+
+class ScorerTally(BaseModel):
+    """One scorer's verdicts over every run."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    passed: int = Field(0, serialization_alias="pass")
+    """Runs it passed."""
+    failed: int = Field(0, serialization_alias="fail")
+    """Runs it failed."""
+    abstained: int = Field(0, serialization_alias="abstain")
+    """Runs it abstained on (nothing to grade, or not its agent class)."""
+    errored: int = Field(0, serialization_alias="error")
+    """Runs on which it raised."""
+    bands: dict[Band, int] = Field(default_factory=lambda: dict.fromkeys(_BANDS, 0))
+    """Runs per band, for banded metrics."""
+    dimension: str | None = None
+    """The dimension it measures."""
+    moment: str | None = None
+    """When in a run what it measures happens."""
+    gating: bool = False
+    """Whether it decided repetitions' verdicts in this report."""
+
+
+class RunVerdict(BaseModel):
+    """What ``agent score`` says of one run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    """The task it is a repetition of."""
+    repetition: int
+    """Its repetition of the task."""
+    trajectory_id: str | None
+    """The run's own id, if it has one."""
+    source: str | None
+    """Where it was read (``file:line``)."""
+    status: str
+    """How the run ended."""
+    passed: bool | None
+    """Its verdict under ``gate_on``; None: nothing decided it."""
+    reward: float | None = None
+    """The benchmark's reward, when imported with one."""
+    failed: list[str] = Field(default_factory=list)
+    """Scorers that failed it."""
+    review: list[str] = Field(default_factory=list)
+    """Banded scorers that put it in review."""
+    errors: list[str] = Field(default_factory=list)
+    """Scorers that raised on it."""
+
+
+class AgentScoreReport(BaseModel):
+    """What ``arbiter agent score`` reports (its ``--json`` output)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n_trajectories: int
+    """Runs scored."""
+    n_tasks: int
+    """Distinct case ids among them."""
+    gate_on: GateOn
+    """What decided each repetition's verdict."""
+    pass_rate: PassHatK | None
+    """Share of decided repetitions that passed, with a Wilson 95% interval."""
+    pass_hat_k: dict[str, PassHatK] | None = None
+    """pass^k by k (``"1"``, ``"2"``, ...) when some task has repetitions; the
+    benchmark's own when runs carry a reward."""
+    pass_hat_k_scorers: dict[str, PassHatK] | None = None
+    """pass^k under ``gate_on`` when runs carry a reward and ``gate_on`` is not
+    ``reward``."""
+    scorers: dict[str, ScorerTally]
+    """Per scorer, its verdicts over every run."""
+    runs: list[RunVerdict]
+    """Per run, its verdict and the scorers that failed it."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as ``agent score --json`` prints it: ``pass`` / ``fail`` /
+        ``abstain`` / ``error`` counts, and the pass^k keys only when they apply."""
+        document = self.model_dump(mode="json", by_alias=True)
+        for key in ("pass_hat_k", "pass_hat_k_scorers"):
+            if document[key] is None:
+                del document[key]
+        return document
+
+
+@dataclass
+class ScoredRun:
+    """One run with every score it got: the imported ones first, then the scorers'."""
+
+    run: AgentRun
+    """The :class:`AgentRun` scored."""
+    example: Example
+    """The case it was scored against."""
+    imported: list[Score]
+    """Scores the importer carried (a benchmark's reward)."""
+    scores: list[Score]
+    """The trajectory scorers' scores, in scorer order."""
+
+
+def default_trajectory_scorers() -> list[str]:
+    """The names of every deterministic trajectory scorer whose module is installed."""
+    from importlib.util import find_spec
+
+    from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
+
+    names = []
+    for name, target in TRAJECTORY_SCORERS.items():
+        module = target.partition(":")[0]
+        if find_spec(module) is not None:  # the catalog names modules still landing
+            names.append(name)
+    return names
+
+
+def trajectory_scorers(
+    options: Sequence[str], *, registry: ScorerRegistry | None = None
+) -> list[BuiltScorer]:
+    """Scorers from ``--scorer`` options; none: every deterministic trajectory scorer.
+
+    Raises:
+        InputError: A malformed option, an unknown scorer or argument, a duplicate name.
+    """
+    registry = registry or scorer_registry()
+    specs = [registry.spec_of(option) for option in options or default_trajectory_scorers()]
+    names = [spec.label for spec in specs]
+    for name in names:
+        if names.count(name) > 1:
+            raise InputError(f"two scorers are named {name!r}; tell them apart with as=NAME")
+    return build_scorers(specs, registry=registry)
+
+
+def example_of(run: AgentRun, assertions: Mapping[str, JsonValue] | None) -> Example:
+    """The case a run is scored against: its id, query, class and assertions."""
+    metadata: dict[str, Any] = {}
+    if run.trajectory is not None and run.trajectory.agent.agent_class is not None:
+        metadata["agent_class"] = run.trajectory.agent.agent_class
+    return Example(
+        id=run.case_id,
+        input={},
+        expected=dict(assertions) if assertions else None,
+        metadata=metadata,
+    )
+
+
+async def score_runs(
+    runs: Sequence[AgentRun],
+    scorers: Sequence[BuiltScorer],
+    *,
+    cases: Mapping[str, Mapping[str, JsonValue]] | None = None,
+) -> list[ScoredRun]:
+    """Score every run with every scorer, against its case's assertions.
+
+    Args:
+        runs: The imported runs.
+        scorers: The scorers (built).
+        cases: Assertions by case id (a case file's); a run whose case id is not there
+            keeps the importer's (τ-bench's gold actions).
+    """
+    scored = []
+    for run in runs:
+        assertions = (cases or {}).get(run.case_id, run.assertions)
+        example = example_of(run, assertions)
+        output = Output(trajectory=run.trajectory, flow=run.flow)
+        scores = [await scorer(example, output) for scorer in scorers]
+        scored.append(ScoredRun(run=run, example=example, imported=list(run.scores), scores=scores))
+    return scored
+
+
+def summarize(
+    scored: Sequence[ScoredRun],
+    scorers: Sequence[BuiltScorer],
+    *,
+    gate_on: GateOn | None = None,
+    seed: int = 0,
+    registry: ScorerRegistry | None = None,
+) -> AgentScoreReport:
+    """The report of scored runs: verdicts, pass rate, pass^k, per-scorer tallies.
+
+    Args:
+        scored: The runs with their scores (:func:`score_runs`).
+        scorers: The scorers they were scored with, in order.
+        gate_on: What decides a repetition; None: ``reward`` when a run carries an
+            imported score, else ``scorers``.
+        seed: Seed of the bootstrap intervals.
+        registry: Where the scorers' metadata (dimension, moment) is looked up; None:
+            :func:`~arbiter.service.scoring.scorer_registry`.
+
+    Raises:
+        InputError: ``gate_on`` is ``reward`` or ``both`` and no run carries a reward.
+    """
+    has_reward = any(s.imported for s in scored)
+    gate: GateOn = gate_on or ("reward" if has_reward else "scorers")
+    if gate != "scorers" and not has_reward:
+        raise InputError(f"--gate-on {gate}: no imported run carries a reward to gate on")
+    gating = {s.name for s in scorers if s.spec.gating}
+    verdicts = [_verdict(s, gating, gate) for s in scored]
+    report = AgentScoreReport(
+        n_trajectories=len(scored),
+        n_tasks=len({s.run.case_id for s in scored}),
+        gate_on=gate,
+        pass_rate=_pass_rate([v.passed for v in verdicts]),
+        scorers=_tallies(scored, scorers, gate, registry or scorer_registry()),
+        runs=verdicts,
+    )
+    if has_reward and gate != "reward":
+        rewarded = [_verdict(s, gating, "reward").passed for s in scored]
+        report.pass_hat_k = pass_hat_k_by_k(scored, rewarded, seed=seed)
+        report.pass_hat_k_scorers = pass_hat_k_by_k(scored, [v.passed for v in verdicts], seed=seed)
+    else:
+        report.pass_hat_k = pass_hat_k_by_k(scored, [v.passed for v in verdicts], seed=seed)
+    return report
+
+
+async def score_agent_runs(
+    runs: Sequence[AgentRun],
+    scorers: Sequence[BuiltScorer],
+    *,
+    cases: Mapping[str, Mapping[str, JsonValue]] | None = None,
+    gate_on: GateOn | None = None,
+    seed: int = 0,
+    registry: ScorerRegistry | None = None,
+) -> AgentScoreReport:
+    """:func:`score_runs` then :func:`summarize`: what ``arbiter agent score`` reports."""
+    scored = await score_runs(runs, scorers, cases=cases)
+    return summarize(scored, scorers, gate_on=gate_on, seed=seed, registry=registry)
+
+
+def _verdict(scored: ScoredRun, gating: set[str], gate: GateOn) -> RunVerdict:
+    run, scores = scored.run, scored.scores
+    imported_gate = {s.name for s in scored.imported}
+    chosen: list[Score] = []
+    names: set[str] = set()
+    if gate in ("reward", "both"):
+        chosen += scored.imported
+        names |= imported_gate
+    if gate in ("scorers", "both"):
+        chosen += scores
+        names |= gating
+    reward = next((s.value for s in scored.imported if s.name == "reward"), None)
+    trajectory = run.trajectory
+    source = trajectory.source if trajectory is not None else None
+    where = None
+    if source is not None and source.file is not None:
+        where = f"{source.file}:{source.line}" if source.line is not None else source.file
+    return RunVerdict(
+        case_id=run.case_id,
+        repetition=run.repetition,
+        trajectory_id=trajectory.id if trajectory is not None else None,
+        source=where,
+        status=_status(run),
+        passed=repetition_passed(chosen, names),
+        reward=reward,
+        failed=[s.name for s in [*scored.imported, *scores] if s.passed is False],
+        review=[s.name for s in scores if s.band == "review"],
+        errors=[s.name for s in scores if s.error is not None],
+    )
+
+
+def _status(run: AgentRun) -> str:
+    if run.trajectory is not None:
+        return run.trajectory.status
+    return run.flow.status if run.flow is not None else "unknown"
+
+
+def _pass_rate(outcomes: Sequence[bool | None]) -> PassHatK | None:
+    decided = [o for o in outcomes if o is not None]
+    if not decided:
+        return None
+    passed = sum(decided)
+    low, high = wilson_interval(passed, len(decided))
+    return PassHatK(estimate=passed / len(decided), low=low, high=high, n=len(decided))
+
+
+def pass_hat_k_by_k(
+    scored: Sequence[ScoredRun], outcomes: Sequence[bool | None], *, seed: int = 0
+) -> dict[str, PassHatK] | None:
+    """pass^k for k = 1 .. the fewest decided repetitions of a task; None without repeats.
+
+    Each task's decided repetitions count (an undecided one is neither a pass nor a
+    fail); tasks with none are left out. The interval is a bootstrap over tasks of
+    their ``C(c, k) / C(n, k)``, as the harness bootstraps pass^k over examples.
+    """
+    counts: dict[str, list[int]] = {}
+    for run, outcome in zip(scored, outcomes, strict=True):
+        if outcome is not None:
+            n_c = counts.setdefault(run.run.case_id, [0, 0])
+            n_c[0] += 1
+            n_c[1] += outcome
+    if not counts or max(n for n, _ in counts.values()) < 2:
+        return None
+    trials = np.array([n for n, _ in counts.values()], dtype=np.int64)
+    correct = np.array([c for _, c in counts.values()], dtype=np.int64)
+    result: dict[str, PassHatK] = {}
+    for k in range(1, int(trials.min()) + 1):
+        per_task = np.ones(len(trials))
+        for i in range(k):
+            per_task *= np.maximum(correct - i, 0) / (trials - i)
+        ((low, high),) = bootstrap_cis([per_task], seed=seed)
+        result[str(k)] = PassHatK(
+            estimate=pass_hat_k(trials, correct, k), low=low, high=high, n=len(trials)
+        )
+    return result
+
+
+def _tallies(
+    scored: Sequence[ScoredRun],
+    scorers: Sequence[BuiltScorer],
+    gate: GateOn,
+    registry: ScorerRegistry,
+) -> dict[str, ScorerTally]:
+    tallies: dict[str, ScorerTally] = {}
+    for name in dict.fromkeys(s.name for run in scored for s in run.imported):
+        # An imported verdict (a benchmark's reward) grades the run as a whole.
+        tallies[name] = ScorerTally(dimension="outcome", moment="run", gating=gate != "scorers")
+    for built in scorers:
+        factory = registry.factory_of(built.spec.name) if built.spec.name in registry else None
+        tallies[built.name] = ScorerTally(
+            dimension=factory.dimension if factory else None,
+            moment=factory.moment if factory else None,
+            gating=built.spec.gating and gate != "reward",
+        )
+    for run in scored:
+        for score in [*run.imported, *run.scores]:
+            tally = tallies[score.name]
+            if score.error is not None:
+                tally.errored += 1
+            elif score.passed is None:
+                tally.abstained += 1
+            elif score.passed:
+                tally.passed += 1
+            else:
+                tally.failed += 1
+            if score.band is not None:
+                tally.bands[score.band] += 1
+    return tallies
