@@ -1,0 +1,334 @@
+"""The work a run did as discrete tasks, and how much of it ran in parallel.
+
+:func:`classify_tasks` turns a trajectory or a flow run into typed tasks, the same
+way for both, so the task figures read alike for every agent:
+
+- a trajectory's tool calls, retrievals and hand-offs to sub-agents are ``tool``
+  tasks; its model calls made before any tool work (when tool work follows) are
+  ``planning``; every other model call (deciding between tools, composing the answer)
+  is ``reasoning``. Framework-internal tools are scaffolding, not tasks.
+- a flow's nodes are classed by their type: routers, branches and planners are
+  ``planning``; LLM, agent and prompt nodes are ``reasoning``; start / end / input /
+  output nodes are scaffolding; every other node (SQL, HTTP, code, a tool) is ``tool``.
+
+A task is ``parallel`` when its time span provably overlaps another task's: both have
+a start and an end, and each started before the other ended. Nothing else makes a
+task parallel — a trace whose steps were recorded one after another, or carry no
+times, is sequential, and :func:`parallel_efficiency` then abstains instead of
+reporting a speedup of 1.0 it never measured.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Literal
+
+from arbiter.contract import (
+    DEFAULT_AGENT_CLASSES,
+    Evidence,
+    Example,
+    FlowNode,
+    FlowRun,
+    Handoff,
+    LlmCall,
+    Output,
+    Retrieval,
+    Score,
+    ToolCall,
+    Trajectory,
+)
+from arbiter.scoring.base import ScoreFunction
+from arbiter.trajectories.bands import default_thresholds
+from arbiter.trajectories.scorers.calls import clip
+from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
+
+__all__ = [
+    "TASK_CLASSES",
+    "Task",
+    "TaskClass",
+    "TaskMode",
+    "TaskSet",
+    "classify_tasks",
+    "internal_tools",
+    "parallel_efficiency",
+    "tasks",
+]
+
+TaskClass = Literal["planning", "tool", "reasoning"]
+"""What kind of work a task was."""
+TaskMode = Literal["sequential", "parallel"]
+"""Whether a task provably ran alongside another."""
+
+TASK_CLASSES: tuple[TaskClass, ...] = ("planning", "tool", "reasoning")
+"""The task classes, in the order a breakdown lists them."""
+
+_NAME = 80
+
+_FLOW_SCAFFOLDING = frozenset({"start", "end", "input", "output", "trigger", "note", "comment"})
+_FLOW_PLANNING = frozenset(
+    {"plan", "planner", "router", "route", "routing", "branch", "condition", "decision", "switch"}
+)
+_FLOW_REASONING = frozenset(
+    {"llm", "agent", "prompt", "profile", "chat", "model", "reasoning", "summary", "summarize"}
+)
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+"""The words of a node type: ``http_request``, ``HTTPRequest`` and ``http-request`` alike."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One discrete unit of executed work."""
+
+    task_class: TaskClass
+    """planning, tool or reasoning."""
+    name: str
+    """What ran: the tool, the model, the node (bounded)."""
+    mode: TaskMode
+    """parallel when it provably overlapped another task in time."""
+    started_at: datetime | None = None
+    """When it started, if known."""
+    ended_at: datetime | None = None
+    """When it ended, if known."""
+
+    @property
+    def span(self) -> tuple[float, float] | None:
+        """Its start and end in epoch seconds when both are known and it took time."""
+        if self.started_at is None or self.ended_at is None:
+            return None
+        start, end = _seconds(self.started_at), _seconds(self.ended_at)
+        return (start, end) if end > start else None
+
+
+def _seconds(moment: datetime) -> float:
+    # A time without a zone is read as UTC, so a trace mixing both still compares.
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return aware.timestamp()
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """The tasks of one run, in the order the run did them."""
+
+    tasks: tuple[Task, ...]
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def counts(self) -> dict[str, int]:
+        """Tasks per class, every class listed (zero included)."""
+        counted = Counter(task.task_class for task in self.tasks)
+        return {name: counted[name] for name in TASK_CLASSES}
+
+    def breakdown(self) -> list[str]:
+        """The classes that occurred, as ``["1 planning", "2 tool", "2 reasoning"]``."""
+        return [f"{count} {name}" for name, count in self.counts().items() if count]
+
+    @property
+    def parallel(self) -> int:
+        """How many tasks provably overlapped another."""
+        return sum(task.mode == "parallel" for task in self.tasks)
+
+    def speedup(self) -> float | None:
+        """Summed task time over the wall-clock time of its union; None without overlap.
+
+        Only tasks with a start and an end count. 2 overlapping 1 s nodes followed by a
+        1 s node give 3 s of work in 2 s: 1.5.
+        """
+        if not self.parallel:
+            return None
+        spans = sorted(span for task in self.tasks if (span := task.span) is not None)
+        busy = math.fsum(end - start for start, end in spans)
+        union = 0.0
+        current_start, current_end = spans[0]
+        for start, end in spans[1:]:
+            if start < current_end:
+                current_end = max(current_end, end)
+            else:
+                union += current_end - current_start
+                current_start, current_end = start, end
+        union += current_end - current_start
+        return busy / union
+
+
+def _with_modes(drafts: list[tuple[TaskClass, str, datetime | None, datetime | None]]) -> TaskSet:
+    """The tasks, each marked parallel when its span overlaps another's.
+
+    Spans sorted by start form waves: a span starting before the latest end seen so
+    far overlaps the span holding that end, so every member of a wave of two or more
+    overlaps another member.
+    """
+    drafted = [Task(kind, name, "sequential", start, end) for kind, name, start, end in drafts]
+    timed = sorted(
+        (*span, index) for index, task in enumerate(drafted) if (span := task.span) is not None
+    )
+    parallel: set[int] = set()
+    wave: list[int] = []
+    wave_end: float | None = None
+    for start, end, index in timed:
+        if wave_end is not None and start < wave_end:
+            wave.append(index)
+            wave_end = max(wave_end, end)
+            continue
+        if len(wave) > 1:
+            parallel.update(wave)
+        wave, wave_end = [index], end
+    if len(wave) > 1:
+        parallel.update(wave)
+    return TaskSet(
+        tuple(
+            replace(task, mode="parallel") if index in parallel else task
+            for index, task in enumerate(drafted)
+        )
+    )
+
+
+def _trajectory_drafts(
+    trajectory: Trajectory, internal: Collection[str]
+) -> Iterator[tuple[TaskClass, str, datetime | None, datetime | None]]:
+    work = [
+        index
+        for index, step in enumerate(trajectory.steps)
+        if isinstance(step, Retrieval | Handoff)
+        or (isinstance(step, ToolCall) and step.name not in internal)
+    ]
+    first_work = work[0] if work else None
+    for index, step in enumerate(trajectory.steps):
+        if isinstance(step, LlmCall):
+            planning = first_work is not None and index < first_work
+            yield (
+                "planning" if planning else "reasoning",
+                clip(step.model or "model", _NAME),
+                step.started_at,
+                step.ended_at,
+            )
+        elif isinstance(step, ToolCall):
+            if step.name not in internal:
+                yield "tool", clip(step.name, _NAME), step.started_at, step.ended_at
+        elif isinstance(step, Retrieval):
+            yield "tool", "retrieval", step.started_at, step.ended_at
+        else:
+            agent = step.trajectory.agent.name or "sub-agent"
+            yield "tool", clip(agent, _NAME), step.started_at, step.ended_at
+
+
+def _node_class(node: FlowNode) -> TaskClass | None:
+    words = {word.casefold() for word in _WORD.findall((node.type or "")[:_NAME])}
+    if words & _FLOW_SCAFFOLDING and not words - _FLOW_SCAFFOLDING:
+        return None
+    if words & _FLOW_PLANNING:
+        return "planning"
+    if words & _FLOW_REASONING:
+        return "reasoning"
+    return "tool"
+
+
+def classify_tasks(run: Trajectory | FlowRun, *, internal_tools: Collection[str] = ()) -> TaskSet:
+    """The tasks of a trajectory (its own steps) or of a flow run (its nodes).
+
+    Args:
+        run: The trajectory or flow run.
+        internal_tools: Framework tools that are scaffolding, not tasks.
+    """
+    if isinstance(run, FlowRun):
+        drafts: list[tuple[TaskClass, str, datetime | None, datetime | None]] = []
+        for node in run.nodes:
+            kind = _node_class(node)
+            if kind is not None:
+                drafts.append(
+                    (kind, clip(node.name or node.id, _NAME), node.started_at, node.ended_at)
+                )
+        return _with_modes(drafts)
+    return _with_modes(list(_trajectory_drafts(run, frozenset(internal_tools))))
+
+
+def internal_tools(example: Example) -> frozenset[str]:
+    """The shipped internal tools plus the case's ``internal_tools`` assertion."""
+    declared = assertions(example).get("internal_tools")
+    extra = (
+        {name for name in declared if isinstance(name, str)}
+        if isinstance(declared, list)
+        else set()
+    )
+    return default_thresholds().internal_tools | extra
+
+
+def _run_of(output: Output) -> Trajectory | FlowRun:
+    run = output.trajectory or output.flow
+    assert run is not None  # trajectory_scorer abstains without either
+    return run
+
+
+def _size(run: Trajectory | FlowRun) -> int:
+    return len(run.nodes) if isinstance(run, FlowRun) else len(run.steps)
+
+
+@trajectory_scorer(
+    name="tasks",
+    dimension="tasks",
+    moment="run",
+    applies_to=DEFAULT_AGENT_CLASSES,
+    gating=False,
+    needs="either",
+)
+def tasks() -> ScoreFunction:
+    """How many tasks the run did, with their split into planning / tool / reasoning.
+
+    Banded by ``max_tasks``; the split is in the evidence and ``metadata["breakdown"]``.
+    Abstains when the run recorded no steps (or no nodes) at all. Non-gating: a volume
+    signal flags work to look at, it does not fail a release.
+    """
+
+    def score(example: Example, output: Output) -> Score:
+        run = _run_of(output)
+        if _size(run) == 0:
+            return Score(explanation="the run recorded no steps")
+        found = classify_tasks(run, internal_tools=internal_tools(example))
+        result = banded(float(len(found)), "max_tasks", example, higher_is_better=False)
+        split = found.breakdown()
+        result.explanation = (
+            f"{len(found)} tasks"
+            + (f" ({', '.join(split)})" if split else "")
+            + f"; {result.explanation}"
+        )
+        result.evidence = [Evidence(quote=line, note="tasks of this class") for line in split]
+        result.metadata.update(breakdown=dict(found.counts()), parallel=found.parallel)
+        return result
+
+    return score
+
+
+@trajectory_scorer(
+    name="parallel_efficiency",
+    dimension="parallel_efficiency",
+    moment="run",
+    applies_to=DEFAULT_AGENT_CLASSES,
+    gating=False,
+    needs="either",
+)
+def parallel_efficiency() -> ScoreFunction:
+    """Speedup from running tasks at once: summed task time over its wall-clock union.
+
+    Only provable overlap counts (tasks with start and end times that overlap);
+    abstains when no two tasks overlapped, never reporting an unmeasured 1.0. Banded by
+    ``min_parallel_efficiency``; non-gating (a serial agent is not a failed one).
+    """
+
+    def score(example: Example, output: Output) -> Score:
+        found = classify_tasks(_run_of(output), internal_tools=internal_tools(example))
+        speedup = found.speedup()
+        if speedup is None:
+            return Score(explanation="no two tasks provably overlapped in time")
+        result = banded(speedup, "min_parallel_efficiency", example, higher_is_better=True)
+        result.explanation = (
+            f"{speedup:.2f}x over {found.parallel} parallel of {len(found)} tasks; "
+            + result.explanation
+        )
+        result.metadata.update(parallel=found.parallel, tasks=len(found))
+        return result
+
+    return score
