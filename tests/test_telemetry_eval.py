@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from arbiter.contract import Score
 from arbiter.telemetry import Telemetry
@@ -20,6 +34,7 @@ from arbiter.telemetry_eval import (
     evaluation_attributes,
     score_label,
 )
+from tests.integration.serving import serve_asgi
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 SPAN_ID = "b7ad6b7169203331"
@@ -233,6 +248,15 @@ def test_disabled_telemetry_emits_nothing() -> None:
     assert emit_evaluation_results([Score(name="x")], trace_id=None, span_id=None) == 0
 
 
+def test_no_scores_no_span(captured: Captured) -> None:
+    emitted = emit_evaluation_results(
+        [], trace_id=TRACE_ID, span_id=SPAN_ID, telemetry=captured.telemetry
+    )
+
+    assert emitted == 0
+    assert captured.finished() == []
+
+
 def test_providers_given_directly_override_telemetry(captured: Captured) -> None:
     other = InMemoryLogRecordExporter()
     provider = LoggerProvider()
@@ -279,3 +303,79 @@ def test_a_failing_provider_never_raises_into_the_caller() -> None:
     )
 
     assert emitted == 0
+
+
+# ------------------------------------------------------------- over OTLP/HTTP, decoded
+
+
+@dataclass
+class _Receiver:
+    """Decodes the OTLP protobuf posted to /v1/logs and /v1/traces, as a collector would."""
+
+    logs: list[Any] = field(default_factory=list)
+    spans: list[Any] = field(default_factory=list)
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/v1/logs", self._logs, methods=["POST"]),
+                Route("/v1/traces", self._traces, methods=["POST"]),
+            ]
+        )
+
+    @staticmethod
+    async def _body(request: Request) -> bytes:
+        body = await request.body()
+        if request.headers.get("content-encoding") == "gzip":
+            body = gzip.decompress(body)
+        return body
+
+    async def _logs(self, request: Request) -> Response:
+        message = ExportLogsServiceRequest.FromString(await self._body(request))
+        for resource in message.resource_logs:
+            for scope in resource.scope_logs:
+                self.logs.extend(scope.log_records)
+        return Response(
+            ExportLogsServiceResponse().SerializeToString(), media_type="application/x-protobuf"
+        )
+
+    async def _traces(self, request: Request) -> Response:
+        message = ExportTraceServiceRequest.FromString(await self._body(request))
+        for resource in message.resource_spans:
+            for scope in resource.scope_spans:
+                self.spans.extend(scope.spans)
+        return Response(
+            ExportTraceServiceResponse().SerializeToString(), media_type="application/x-protobuf"
+        )
+
+
+def _decoded(pairs: Any) -> dict[str, Any]:
+    return {kv.key: getattr(kv.value, kv.value.WhichOneof("value")) for kv in pairs}
+
+
+def test_from_env_exports_the_events_and_the_linked_span_over_otlp() -> None:
+    receiver = _Receiver()
+    with serve_asgi(receiver.app()) as url:
+        telemetry = Telemetry.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": url})
+        emit_evaluation_results(
+            [Score(name="cost", value=0.3, passed=True, band="review", explanation="$0.30")],
+            trace_id=TRACE_ID,
+            span_id=SPAN_ID,
+            telemetry=telemetry,
+        )
+        telemetry.shutdown()
+
+    (record,) = receiver.logs
+    assert record.event_name == "gen_ai.evaluation.result"
+    assert (record.trace_id.hex(), record.span_id.hex()) == (TRACE_ID, SPAN_ID)
+    assert _decoded(record.attributes) == {
+        "gen_ai.evaluation.name": "cost",
+        "gen_ai.evaluation.score.value": 0.3,
+        "gen_ai.evaluation.score.label": "review",
+        "gen_ai.evaluation.explanation": "$0.30",
+        "arbiter.score.passed": True,
+    }
+    (span,) = receiver.spans
+    assert span.name == "evaluation"
+    (link,) = span.links
+    assert (link.trace_id.hex(), link.span_id.hex()) == (TRACE_ID, SPAN_ID)

@@ -124,7 +124,7 @@ def emit_evaluation_results(
 
     Never raises: a failure is logged at DEBUG and the events emitted so far stand.
     Nothing is done when telemetry is off (no provider given, or a disabled
-    ``telemetry``).
+    ``telemetry``) or there is no score.
 
     Args:
         scores: The verdicts, each one event.
@@ -142,6 +142,8 @@ def emit_evaluation_results(
     Returns:
         How many events were emitted.
     """
+    if not scores:
+        return 0
     if tracer_provider is None and logger_provider is None:
         if telemetry is None or not telemetry.enabled:
             return 0

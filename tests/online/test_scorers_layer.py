@@ -345,8 +345,10 @@ class _Clock:
 def test_scorers_past_the_time_budget_are_cut_off_abstentions() -> None:
     layer = ScorersLayer([COMPLETED, STEPS, BOOM], time_budget_s=2.5, clock=_Clock())
 
-    found = _payload(_evaluate(layer, _item(TRAJECTORY)))
+    result = _evaluate(layer, _item(TRAJECTORY))
 
+    found = _payload(result)
+    assert result.layers["scorers"].reason == "1 scorers cut off at the 2.5s budget"
     assert [(s.name, s.passed, s.metadata.get("cut_off")) for s in found.scores] == [
         ("completed", True, None),
         ("steps", None, None),

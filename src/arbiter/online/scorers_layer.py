@@ -165,13 +165,18 @@ class ScorersLayer:
         )
         scores = await self._score(applicable, example, output)
         kept: list[Score] = []
+        cut_off = 0
         for score in scores:
+            if score.metadata.get("cut_off") is True:
+                cut_off += 1
             if score.metadata.get("applicable") is False:
                 skipped.append(score.name)
             else:
                 kept.append(score)
             if score.error is not None:
                 context.error(f"{score.name}: {score.error}")
+        if cut_off:
+            context.note(f"{cut_off} scorers cut off at the {self.time_budget_s:g}s budget")
         failed = [score.name for score in kept if score.passed is False]
         if failed:
             context.flag(_failures(failed))
