@@ -24,7 +24,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-__all__ = ["AGENT_TOML", "AgentStandIn", "turn_for"]
+from arbiter.contract import Example, Output, Score
+from arbiter.scoring.base import ScoreFunction
+from arbiter.scoring.registry import ScorerRegistry
+from arbiter.service.scoring import scorer_registry
+from arbiter.trajectories.scorers.common import assertions, trajectory_scorer
+
+__all__ = ["AGENT_TOML", "AgentStandIn", "standin_registry", "turn_for"]
 
 AGENT_TOML = """\
 [agent]
@@ -189,3 +195,41 @@ class AgentStandIn:
         if status == "failed":
             return JSONResponse({"status": "failed", "error": "the agent gave up"})
         return JSONResponse({"status": "done", "result": record})
+
+
+@trajectory_scorer(name="standin_completed", dimension="outcome", moment="run")
+def standin_completed() -> ScoreFunction:
+    """The run completed (a test's own scorer: the suite does not wait on the real ones)."""
+
+    def score(example: Example, output: Output) -> Score:
+        assert output.trajectory is not None
+        return Score(
+            value=1.0 if output.trajectory.status == "completed" else 0.0,
+            passed=output.trajectory.status == "completed",
+        )
+
+    return score
+
+
+@trajectory_scorer(name="standin_tools", dimension="tools", moment="act")
+def standin_tools() -> ScoreFunction:
+    """The run called every tool of the case's ``require_tools_subset``; abstains without."""
+
+    def score(example: Example, output: Output) -> Score:
+        assert output.trajectory is not None
+        required = assertions(example).get("require_tools_subset")
+        if not isinstance(required, list):
+            return Score(explanation="the case requires no tool")
+        called = {call.name for call in output.trajectory.tool_calls}
+        missing = [name for name in required if name not in called]
+        return Score(value=1.0 - len(missing) / max(len(required), 1), passed=not missing)
+
+    return score
+
+
+def standin_registry() -> ScorerRegistry:
+    """The service's registry plus :func:`standin_completed` and :func:`standin_tools`."""
+    registry = scorer_registry(plugins=False)
+    registry.register_scorer(standin_completed)
+    registry.register_scorer(standin_tools)
+    return registry

@@ -515,13 +515,22 @@ def _result_row(run_id: str, now: datetime, result: PairResult) -> dict[str, Any
         "label": result.label,
         "correct": result.correct,
         "passed": result.passed,
-        "output": None if output is None else output.model_dump(mode="json", exclude_defaults=True),
+        "output": None if output is None else _output_json(output),
         "scores": [s.model_dump(mode="json", exclude_defaults=True) for s in result.scores],
         "error_type": result.error_type,
         "error_message": result.error_message,
         "latency_ms": result.latency_ms,
         "attempts": result.attempts,
     }
+
+
+def _output_json(output: Output) -> dict[str, Any]:
+    """The output as stored: its defaults left out, but not a trajectory's, whose steps'
+    ``kind`` is a default and yet what tells each step's type when it is read back."""
+    stored = output.model_dump(mode="json", exclude_defaults=True)
+    if output.trajectory is not None:
+        stored["trajectory"] = output.trajectory.model_dump(mode="json", exclude_none=True)
+    return stored
 
 
 def _pair_result(row: ResultRow) -> PairResult:

@@ -339,11 +339,12 @@ def load_precomputed(path: str | os.PathLike[str]) -> dict[str, Output]:
         key = given[0]
         document = item[key] if key == "output" else {key: item[key]}
         try:
-            outputs[case_id] = agent_output(Output.model_validate(document), where)
+            output = Output.model_validate(document)
         except ValidationError as exc:
             raise InputError(f"{where}: {describe_validation_error(exc, Output)}") from None
-        except InvalidSystemResponse as exc:
-            raise InputError(str(exc)) from None
+        if output.trajectory is None and output.flow is None:
+            raise InputError(f"{where}: the recorded output holds no trajectory or flow run")
+        outputs[case_id] = output
         first_seen[case_id] = number
     if not outputs:
         raise InputError(f"{source}: no recorded runs (one JSON object a line)")
