@@ -183,3 +183,44 @@ def test_diff_json_lists_every_case(cli: Any) -> None:
     assert (document["n_cases"], document["n_changed"]) == (3, 2)
     refund = document["cases"][0]
     assert [row["kind"] for row in refund["calls"]] == ["same", "added", "changed"]
+
+
+# ------------------------------------------------------------------------------- run
+
+AGENT = f"python:{EXAMPLES / 'support_agent.py'}:answer"
+CASES = EXAMPLES / "support-cases.jsonl"
+
+
+def test_run_stores_k_runs_per_case_and_reports_pass_hat_k(cli: Any) -> None:
+    report = _json(cli("agent", "run", str(CASES), "--executor", AGENT, "--k", "2", "-q", "--json"))
+    assert (report["k"], report["n_examples"]) == (2, 4)
+    assert report["pass_hat_k"]["estimate"] == pytest.approx(0.75)  # cancel-3001 always fails
+    assert report["sections"]["forbidden_tools"]["failed"] == 2
+    assert report["run_id"]
+
+
+@pytest.mark.parametrize(("floor", "code"), [("0.7", 0), ("0.8", 1)])
+def test_run_gates_on_min_pass_rate(cli: Any, floor: str, code: int) -> None:
+    result = cli("agent", "run", str(CASES), "-e", AGENT, "-q", "--min-pass-rate", floor)
+    assert result.code == code, result.err
+    assert ("gate passed" if code == 0 else "gate failed") in result.out
+
+
+def test_run_resumes_a_stored_run_by_id(cli: Any) -> None:
+    first = _json(cli("agent", "run", str(CASES), "-e", AGENT, "-q", "--json"))
+    again = _json(cli("agent", "run", "--resume", first["run_id"], "-q", "--json"))
+    assert again["run_id"] == first["run_id"]
+    assert again["pass_hat_k"] == first["pass_hat_k"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--executor", "shell:x"], "expected python:"),
+        ([], "needs a case file and an executor"),
+    ],
+)
+def test_run_refuses_bad_options_with_exit_3(cli: Any, args: list[str], message: str) -> None:
+    result = cli("agent", "run", str(CASES), *args, "-q")
+    assert result.code == 3
+    assert message in result.err

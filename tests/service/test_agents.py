@@ -9,16 +9,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import JsonValue
 
-from arbiter.contract import ChatMessage, Example, LlmCall, Output, Score, ToolCall, Trajectory
+from arbiter.contract import (
+    AgentCase,
+    ChatMessage,
+    Example,
+    LlmCall,
+    Output,
+    Score,
+    ToolCall,
+    Trajectory,
+)
 from arbiter.errors import InputError
 from arbiter.scoring.base import BuiltScorer, ScoreFunction
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.agent_diff import diff_json, diff_runs
-from arbiter.service.agent_import import ImportedAgentRun, import_runs
 from arbiter.service.agent_mining import mine_runs
 from arbiter.service.agents import AgentScoreReport, GateOn, score_agent_runs
+from arbiter.trajectories.loader import ImportedRun, load_runs
 from arbiter.trajectories.scorers.common import assertions, trajectory_scorer
 from arbiter.trajectories.tau_bench import load_tau_bench, tau_bench_pass_hat_k
 
@@ -79,16 +87,12 @@ def _trajectory(answer: str | None = "done", *tools: str, status: str = "complet
     return Trajectory(steps=steps, final_answer=answer, status=status)
 
 
-def _run(
-    case: str, rep: int, trajectory: Trajectory, reward: bool | None = None
-) -> ImportedAgentRun:
+def _run(case: str, rep: int, trajectory: Trajectory, reward: bool | None = None) -> ImportedRun:
     scores = [] if reward is None else [Score(name="reward", value=float(reward), passed=reward)]
-    return ImportedAgentRun(trajectory, None, case, rep, scores=scores)
+    return ImportedRun(trajectory, None, case, rep, scores=scores)
 
 
-def _score(
-    runs: list[ImportedAgentRun], *names: str, gate_on: GateOn | None = None
-) -> AgentScoreReport:
+def _score(runs: list[ImportedRun], *names: str, gate_on: GateOn | None = None) -> AgentScoreReport:
     return asyncio.run(
         score_agent_runs(runs, _scorers(*names), gate_on=gate_on, registry=_registry())
     )
@@ -122,7 +126,7 @@ def _tau_file(path: Path, correct: list[int], trials: int = 4) -> Path:
 def test_pass_hat_k_of_a_tau_bench_file_is_the_benchmarks_formula(tmp_path: Path, k: int) -> None:
     correct = [4, 3, 1, 0, 2]
     path = _tau_file(tmp_path / "results.json", correct)
-    report = _score(import_runs([path]), "has_answer")
+    report = _score(load_runs([path]), "has_answer")
     by_hand = sum(comb(c, k) / comb(4, k) for c in correct) / len(correct)
     figure = report.to_json()["pass_hat_k"][str(k)]
     assert figure["estimate"] == pytest.approx(by_hand, abs=1e-12)
@@ -202,8 +206,10 @@ def test_a_case_files_assertions_replace_the_importers() -> None:
     run = _run("a", 0, _trajectory("ok", "lookup"))
     run.assertions["expected_tool_calls"] = [{"name": "refund"}]
     scorers = _scorers("calls_expected")
-    cases: dict[str, dict[str, JsonValue]] = {"a": {"expected_tool_calls": [{"name": "lookup"}]}}
-    report = asyncio.run(score_agent_runs([run], scorers, cases=cases, registry=_registry()))
+    case = AgentCase(
+        id="a", input={"query": "q"}, assertions={"expected_tool_calls": [{"name": "lookup"}]}
+    )
+    report = asyncio.run(score_agent_runs([run], scorers, cases={"a": case}, registry=_registry()))
     assert report.scorers["calls_expected"].passed == 1
     report = asyncio.run(score_agent_runs([run], scorers, registry=_registry()))
     assert report.scorers["calls_expected"].failed == 1

@@ -1,7 +1,8 @@
-"""``arbiter agent score | mine | diff``: imported agent trajectories, scored and compared.
+"""``arbiter agent score | run | mine | diff``: agent trajectories scored, run, compared.
 
-The work is the service layer's (:mod:`arbiter.service.agents`, ``agent_mining``,
-``agent_diff``); this module parses options, runs the coroutine and prints.
+The work is the service layer's (:mod:`arbiter.service.agents`, ``agents_run``,
+``agent_mining``, ``agent_diff``); this module parses options, runs the coroutine and
+prints.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from arbiter.cli.common import echo_json, note, out_console
 
 if TYPE_CHECKING:
     from arbiter.scoring.base import BuiltScorer
-    from arbiter.service.agent_import import ImportedAgentRun
+    from arbiter.trajectories.loader import ImportedRun
 
-__all__ = ["agent_app", "diff", "mine", "score"]
+__all__ = ["agent_app", "diff", "mine", "run", "score"]
 
 agent_app = typer.Typer(
     name="agent",
@@ -34,7 +35,18 @@ GateOption = Literal["reward", "scorers", "both"]
 
 _FILES = typer.Argument(help="Trajectory files (format told from their content).")
 FormatOption = Annotated[
-    str | None, typer.Option("--format", help="The files' format, instead of telling it.")
+    str | None,
+    typer.Option(
+        "--format",
+        help="The files' format, instead of telling it: otlp, openinference, "
+        "openai_messages, tau_bench, tau2_bench or mapping.",
+    ),
+]
+MappingOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mapping", help="A mapping file (or a shipped mapping's name) for platform records."
+    ),
 ]
 ScorerOption = Annotated[
     list[str] | None,
@@ -54,16 +66,16 @@ GateOnOption = Annotated[
 ]
 
 
-def _runs(files: list[Path], format: str | None) -> list[ImportedAgentRun]:
+def _runs(files: list[Path], format: str | None, mapping: str | None = None) -> list[ImportedRun]:
     from arbiter.errors import InputError
-    from arbiter.service.agent_import import import_runs
+    from arbiter.trajectories.loader import load_runs
 
     for file in files:
         if not file.is_file():
             raise InputError(
                 f"{file}: no such file" if not file.exists() else f"{file}: not a file"
             )
-    runs = import_runs(files, format=format)
+    runs = load_runs(files, format=format, mapping=mapping)
     if not runs:
         raise InputError(f"{', '.join(map(str, files))}: no trajectory found")
     return runs
@@ -79,6 +91,11 @@ def _scorers(options: list[str] | None) -> list[BuiltScorer]:
 def score(
     files: Annotated[list[Path], _FILES],
     format: FormatOption = None,
+    mapping: MappingOption = None,
+    cases: Annotated[
+        Path | None,
+        typer.Option(help="Agent case file (JSONL): runs are scored against the case of their id."),
+    ] = None,
     scorer: ScorerOption = None,
     gate_on: GateOnOption = None,
     min_pass_rate: Annotated[
@@ -93,9 +110,14 @@ def score(
     from arbiter.errors import GateFailed
     from arbiter.service.agents import score_agent_runs
 
-    runs = _runs(files, format)
+    runs = _runs(files, format, mapping)
+    by_id = None
+    if cases is not None:
+        from arbiter.trajectories.cases import load_cases
+
+        by_id = {case.id: case for case in load_cases(cases)}
     scorers = _scorers(scorer)
-    report = asyncio.run(score_agent_runs(runs, scorers, gate_on=gate_on, seed=seed))
+    report = asyncio.run(score_agent_runs(runs, scorers, cases=by_id, gate_on=gate_on, seed=seed))
     if as_json:
         echo_json(report.to_json())
     else:
@@ -110,6 +132,110 @@ def score(
             raise GateFailed("pass rate below --min-pass-rate")
 
 
+@agent_app.command("run")
+def run(
+    cases: Annotated[
+        Path | None, typer.Argument(help="Case file (JSONL); optional with --resume.")
+    ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            "-e",
+            help="python:MODULE:FN, http:agent.toml or precomputed:FILE.",
+        ),
+    ] = None,
+    k: Annotated[int | None, typer.Option("--k", "-k", min=1, help="Runs per case.")] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Continue a stored agent run: only its missing pairs.")
+    ] = None,
+    scorer: ScorerOption = None,
+    gate_on: Annotated[
+        list[str] | None,
+        typer.Option("--gate-on", help="A scorer that decides pass / fail; repeat for several."),
+    ] = None,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Floor on the share of runs that passed."),
+    ] = None,
+    min_pass_k: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help="Floor on pass^k.")
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="A stored run whose significant regressions fail.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight at once.")] = 4,
+    timeout: Annotated[
+        float | None, typer.Option(min=0.001, help="Seconds one case may take.")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of intervals and retry jitter.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run agent cases k times through an executor: stored, resumable, gated."""
+    from arbiter.cli.common import open_store, progress_bar
+    from arbiter.cli.render_run import render_gate, report_renderable
+    from arbiter.contract import RunGate
+    from arbiter.errors import GateFailed, Interrupted
+    from arbiter.service.agents_run import agent_gate, run_agent_cases
+    from arbiter.telemetry import Telemetry
+
+    floors = {"min_accuracy": min_pass_rate, "min_pass_k": min_pass_k, "baseline": baseline}
+    gate = RunGate(**floors) if any(v is not None for v in floors.values()) else None
+    started: list[str] = []
+
+    def on_start(run_id: str) -> None:
+        started.append(run_id)
+        note(f"run {run_id} started (if interrupted: arbiter agent run --resume {run_id})")
+
+    telemetry = Telemetry.from_env()
+    store = open_store()
+    try:
+        label = resume or (cases.name if cases is not None else "agent run")
+        with progress_bar(label, enabled=not quiet) as bar:
+            try:
+                report = asyncio.run(
+                    run_agent_cases(
+                        cases,
+                        executor=executor,
+                        store=store,
+                        k=k,
+                        scorers=scorer or None,
+                        gate_on=gate_on or (),
+                        gate=gate,
+                        resume=resume,
+                        concurrency=concurrency,
+                        timeout=timeout,
+                        seed=seed,
+                        progress=bar,
+                        on_start=on_start,
+                        telemetry=telemetry,
+                    )
+                )
+            except KeyboardInterrupt:
+                run_id = resume or (started[0] if started else None)
+                where = f"resume it with: arbiter agent run --resume {run_id}" if run_id else ""
+                raise Interrupted(where or "before the run was stored; nothing to resume") from None
+        if as_json:
+            echo_json(report.model_dump(mode="json"))
+        else:
+            out_console().print(report_renderable(report))
+            note(f"\nstored as run {report.run_id} in {store.describe()}")
+        result = agent_gate(store, report)
+        if result is not None:
+            if as_json:
+                for line in result.failures:
+                    note(f"gate: {line}")
+            else:
+                shown = {"min_pass_rate": min_pass_rate, "min_pass_k": min_pass_k}
+                render_gate(result, out_console(), {**shown, "baseline": baseline})
+            if not result.passed:
+                raise GateFailed(f"gate failed for run {report.run_id}")
+    finally:
+        telemetry.shutdown()
+        store.close()
+
+
 @agent_app.command("mine")
 def mine(
     files: Annotated[list[Path], _FILES],
@@ -119,6 +245,7 @@ def mine(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
     format: FormatOption = None,
+    mapping: MappingOption = None,
     scorer: ScorerOption = None,
     gate_on: GateOnOption = None,
     margin: Annotated[
@@ -135,7 +262,7 @@ def mine(
 
     if out is not None and out.exists() and not force:
         raise InputError(f"--out {out}: the file exists; pass --force to replace it")
-    runs = _runs(files, format)
+    runs = _runs(files, format, mapping)
     mined = asyncio.run(
         mine_runs(
             runs,
@@ -171,13 +298,14 @@ def diff(
     a: Annotated[Path, typer.Argument(help="Trajectory file A (before).")],
     b: Annotated[Path, typer.Argument(help="Trajectory file B (after).")],
     format: FormatOption = None,
+    mapping: MappingOption = None,
     scorer: ScorerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
 ) -> None:
     """Per case: the tool calls that differ between A and B, and the verdicts that flipped."""
     from arbiter.service.agent_diff import diff_json, diff_runs
 
-    runs_a, runs_b = _runs([a], format), _runs([b], format)
+    runs_a, runs_b = _runs([a], format, mapping), _runs([b], format, mapping)
     result = asyncio.run(diff_runs(runs_a, runs_b, _scorers(scorer)))
     if as_json:
         echo_json(diff_json(result))

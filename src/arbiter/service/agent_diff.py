@@ -13,9 +13,9 @@ from typing import Any
 
 from arbiter.contract import ToolCall, Trajectory
 from arbiter.scoring.base import BuiltScorer
-from arbiter.service.agent_import import AgentRun
 from arbiter.service.agents import ScoredRun, score_runs
 from arbiter.trajectories.diff import CallDiff, VerdictFlip, diff_calls, flipped_verdicts
+from arbiter.trajectories.loader import ImportedRun
 
 __all__ = ["AgentDiff", "CaseDiff", "diff_json", "diff_runs"]
 
@@ -69,7 +69,7 @@ class AgentDiff:
 
 
 async def diff_runs(
-    runs_a: Sequence[AgentRun], runs_b: Sequence[AgentRun], scorers: Sequence[BuiltScorer]
+    runs_a: Sequence[ImportedRun], runs_b: Sequence[ImportedRun], scorers: Sequence[BuiltScorer]
 ) -> AgentDiff:
     """Compare two sets of runs case by case, scoring both sides with ``scorers``."""
     scored_a = {_key(s): s for s in await score_runs(runs_a, scorers)}

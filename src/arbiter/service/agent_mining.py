@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arbiter.scoring.base import BuiltScorer
-from arbiter.service.agent_import import AgentRun
 from arbiter.service.agents import GateOn, ScoredRun, score_runs, summarize
+from arbiter.trajectories.loader import ImportedRun
 from arbiter.trajectories.mining import (
     DEFAULT_MARGIN,
     MIN_SELF_CORRECTIONS,
@@ -50,7 +50,7 @@ class MinedCases:
 
 
 async def mine_runs(
-    runs: Sequence[AgentRun],
+    runs: Sequence[ImportedRun],
     scorers: Sequence[BuiltScorer],
     *,
     gate_on: GateOn | None = None,

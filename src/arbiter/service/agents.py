@@ -1,8 +1,9 @@
 """Agent runs as library functions: score imported trajectories, mine cases, diff two files.
 
 The CLI's ``arbiter agent score | mine | diff`` are thin over these; nothing here prints
-or starts an event loop. Runs come from the importers (:func:`import_runs`); runs that
-share a case id are repetitions of one task.
+or starts an event loop. Runs come from the importers
+(:func:`~arbiter.trajectories.loader.load_runs`); runs that share a case id are
+repetitions of one task.
 
 A repetition passes when its gating verdicts pass
 (:func:`~arbiter.scoring.base.repetition_passed`). What gates is ``gate_on``:
@@ -23,18 +24,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
-from arbiter.contract import Band, Example, Output, Score
+from arbiter.contract import AGENT_CLASS_KEY, AgentCase, Band, Example, Output, Score
 from arbiter.errors import InputError
 from arbiter.scoring.base import BuiltScorer, repetition_passed
 from arbiter.scoring.registry import ScorerRegistry
-from arbiter.service.agent_import import AgentRun, import_runs
 from arbiter.service.scoring import build_scorers, scorer_registry
 from arbiter.stats import bootstrap_cis, pass_hat_k, wilson_interval
+from arbiter.trajectories.loader import ImportedRun
 
 __all__ = [
-    "AgentRun",
     "AgentScoreReport",
     "GateOn",
     "PassHatK",
@@ -42,9 +42,8 @@ __all__ = [
     "ScoredRun",
     "ScorerTally",
     "default_trajectory_scorers",
-    "import_runs",
-    "score_agent_runs",
     "pass_hat_k_by_k",
+    "score_agent_runs",
     "score_runs",
     "summarize",
     "trajectory_scorers",
@@ -159,8 +158,8 @@ class AgentScoreReport(BaseModel):
 class ScoredRun:
     """One run with every score it got: the imported ones first, then the scorers'."""
 
-    run: AgentRun
-    """The :class:`AgentRun` scored."""
+    run: ImportedRun
+    """The :class:`ImportedRun` scored."""
     example: Example
     """The case it was scored against."""
     imported: list[Score]
@@ -200,37 +199,42 @@ def trajectory_scorers(
     return build_scorers(specs, registry=registry)
 
 
-def example_of(run: AgentRun, assertions: Mapping[str, JsonValue] | None) -> Example:
-    """The case a run is scored against: its id, query, class and assertions."""
+def example_of(run: ImportedRun, case: AgentCase | None = None) -> Example:
+    """The case a run is scored against: the case file's, else one from the import.
+
+    An imported run's case carries the importer's assertions (τ-bench's gold actions)
+    and the trajectory's agent class.
+    """
+    if case is not None:
+        return case.to_example()
     metadata: dict[str, Any] = {}
     if run.trajectory is not None and run.trajectory.agent.agent_class is not None:
-        metadata["agent_class"] = run.trajectory.agent.agent_class
+        metadata[AGENT_CLASS_KEY] = run.trajectory.agent.agent_class
     return Example(
         id=run.case_id,
         input={},
-        expected=dict(assertions) if assertions else None,
+        expected=dict(run.assertions) if run.assertions else None,
         metadata=metadata,
     )
 
 
 async def score_runs(
-    runs: Sequence[AgentRun],
+    runs: Sequence[ImportedRun],
     scorers: Sequence[BuiltScorer],
     *,
-    cases: Mapping[str, Mapping[str, JsonValue]] | None = None,
+    cases: Mapping[str, AgentCase] | None = None,
 ) -> list[ScoredRun]:
     """Score every run with every scorer, against its case's assertions.
 
     Args:
         runs: The imported runs.
         scorers: The scorers (built).
-        cases: Assertions by case id (a case file's); a run whose case id is not there
-            keeps the importer's (τ-bench's gold actions).
+        cases: Agent cases by id (a case file's): a run whose case id is there is scored
+            against that case; the others keep the importer's assertions.
     """
     scored = []
     for run in runs:
-        assertions = (cases or {}).get(run.case_id, run.assertions)
-        example = example_of(run, assertions)
+        example = example_of(run, (cases or {}).get(run.case_id))
         output = Output(trajectory=run.trajectory, flow=run.flow)
         scores = [await scorer(example, output) for scorer in scorers]
         scored.append(ScoredRun(run=run, example=example, imported=list(run.scores), scores=scores))
@@ -283,10 +287,10 @@ def summarize(
 
 
 async def score_agent_runs(
-    runs: Sequence[AgentRun],
+    runs: Sequence[ImportedRun],
     scorers: Sequence[BuiltScorer],
     *,
-    cases: Mapping[str, Mapping[str, JsonValue]] | None = None,
+    cases: Mapping[str, AgentCase] | None = None,
     gate_on: GateOn | None = None,
     seed: int = 0,
     registry: ScorerRegistry | None = None,
@@ -327,7 +331,7 @@ def _verdict(scored: ScoredRun, gating: set[str], gate: GateOn) -> RunVerdict:
     )
 
 
-def _status(run: AgentRun) -> str:
+def _status(run: ImportedRun) -> str:
     if run.trajectory is not None:
         return run.trajectory.status
     return run.flow.status if run.flow is not None else "unknown"
