@@ -770,3 +770,37 @@ def test_arbitrary_json_bodies_raise_nothing_but_input_error(document: Any) -> N
     else:
         message = ""
     assert "\n" not in message
+
+
+def test_a_model_call_recorded_twice_by_nested_instrumentations_is_one_call() -> None:
+    document = _request(
+        _span(1, "invoke_agent A", gen_ai__operation__name="invoke_agent"),
+        _span(2, "chat gpt-4o", 1, gen_ai__operation__name="chat", gen_ai__usage__input_tokens=5),
+        _span(3, "chat gpt-4o", 2, gen_ai__operation__name="chat", gen_ai__usage__input_tokens=5),
+    )
+    [trajectory] = _import(document)
+    assert [call.id for call in trajectory.llm_calls] == [f"{2:016x}"]
+
+
+def test_an_agent_called_as_a_tool_is_a_handoff_after_the_tool_call() -> None:
+    document = _request(
+        _span(1, "invoke_agent Boss", gen_ai__operation__name="invoke_agent"),
+        _span(2, "execute_tool ask_expert", 1, start=1, end=9, gen_ai__tool__name="ask_expert"),
+        _span(3, "invoke_agent Expert", 2, start=2, end=8, gen_ai__operation__name="invoke_agent"),
+    )
+    [boss] = _import(document)
+    assert [type(step) for step in boss.steps] == [ToolCall, Handoff]
+
+
+def test_a_run_of_more_steps_than_the_contract_holds_is_an_input_error_naming_the_root(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(otlp_module, "MAX_STEPS", 2)
+    document = _request(
+        _span(1, "invoke_agent A", gen_ai__operation__name="invoke_agent"),
+        *(_span(n, "execute_tool t", 1, gen_ai__tool__name="t") for n in (2, 3, 4)),
+    )
+    with pytest.raises(
+        InputError, match=rf"^t.jsonl: trace {TRACE} span {1:016x}: .*more than 2 steps"
+    ):
+        _import(document)

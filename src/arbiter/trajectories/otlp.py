@@ -22,7 +22,9 @@ GenAI attributes it carries). How they map:
   its result taken from a later ``tool`` message with the same call id;
 - ``retrieval`` is a ``retrieval``: ``gen_ai.retrieval.query.text`` and the
   ``gen_ai.retrieval.documents`` (``id`` the source, ``score`` the similarity, ``content``);
-- every other span is a container whose children are walked in start order.
+- every other span (``execute_tool`` included) is a container whose children are walked
+  in start order; a model call's children (its HTTP spans, or a second instrumentation
+  of the same call) are not steps.
 
 The agent is ``gen_ai.agent.name`` / ``.version`` (``gen_ai.agent.id`` in the metadata;
 the resource's ``service.name`` when no name is given), the conversation
@@ -41,14 +43,19 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from arbiter.contract import Trajectory
-from arbiter.contract.trajectory import MAX_NAME_CHARS, MAX_STEPS
+from arbiter.contract.trajectory import MAX_STEPS
 from arbiter.datasets.jsonio import parse_json, read_text
 from arbiter.errors import InputError
-from arbiter.trajectories.otlp_messages import (
-    RequestedToolCall,
-    clip,
-    decode_json_text,
-    model_messages,
+from arbiter.trajectories.otlp_messages import clip, model_messages
+from arbiter.trajectories.otlp_steps import (
+    MODEL_OPERATIONS,
+    RunSteps,
+    last_assistant_text,
+    name_text,
+    operation,
+    retrieval_step,
+    span_times,
+    tool_call_step,
 )
 from arbiter.trajectories.spans import (
     MAX_BODY_BYTES,
@@ -80,9 +87,6 @@ PROTOBUF_FORMAT = "otlp_protobuf"
 MAX_AGENT_DEPTH = 64
 """Deepest nesting of agents (hand-offs) accepted in one trace."""
 
-_OPERATION = "gen_ai.operation.name"
-_MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
-_KNOWN = _MODEL_OPERATIONS | {"invoke_agent", "execute_tool", "retrieval", "create_agent"}
 _PROTOBUF_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
 _PROTOBUF_SUFFIXES = frozenset({".pb", ".binpb", ".protobuf"})
 _BODY = "request body"
@@ -189,22 +193,6 @@ def _unique(spans: list[Span]) -> list[Span]:
     return unique
 
 
-def operation(span: Span) -> str | None:
-    """What a span is: its ``gen_ai.operation.name``, else what its name or attributes say."""
-    value = span.attributes.get(_OPERATION)
-    if isinstance(value, str) and value:
-        return value.lower()
-    first = span.name.split(" ", 1)[0].lower()
-    if first in _KNOWN:
-        return first
-    attributes = span.attributes
-    if "gen_ai.tool.name" in attributes:
-        return "execute_tool"
-    if "gen_ai.request.model" in attributes or "gen_ai.system" in attributes:
-        return "chat"
-    return None
-
-
 def _run_roots(tree: SpanTree) -> Iterator[Span]:
     """The outermost ``invoke_agent`` spans under each root; a root without any is a run."""
     for root in tree.roots:
@@ -242,39 +230,39 @@ class _Run:
     def document(self, root: Span, *, depth: int) -> dict[str, Any]:
         if depth > MAX_AGENT_DEPTH:
             _fail(self.file, root, f"agents nested deeper than {MAX_AGENT_DEPTH}")
-        steps = _Steps()
+        steps = RunSteps()
         for span in self._walk(root):
             kind = operation(span)
             if kind == "invoke_agent":
-                steps.add(span, {"kind": "handoff", "id": span.span_id, **_times(span)})
+                steps.add(span, {"kind": "handoff", "id": span.span_id, **span_times(span)})
                 steps.steps[-1]["trajectory"] = self.document(span, depth=depth + 1)
-            elif kind in _MODEL_OPERATIONS:
+            elif kind in MODEL_OPERATIONS:
                 steps.model_call(span, self.linked.get(span.span_id, []))
             elif kind == "execute_tool":
-                steps.add(span, _tool_call(span))
+                steps.add(span, tool_call_step(span))
             elif kind == "retrieval":
-                steps.add(span, _retrieval(span))
+                steps.add(span, retrieval_step(span))
             if len(steps.steps) > MAX_STEPS:
                 _fail(self.file, root, f"the run has more than {MAX_STEPS:,} steps")
         steps.attach_requested_tool_calls()
         attributes = root.attributes
         answer = _answer(root) or steps.last_answer
-        agent_name = _text(attributes.get("gen_ai.agent.name"))
+        agent_name = name_text(attributes.get("gen_ai.agent.name"))
         if agent_name is None and operation(root) == "invoke_agent":
             agent_name = root.name.removeprefix("invoke_agent").strip() or None
         document: dict[str, Any] = {
             "id": root.span_id,
             "agent": {
-                "name": agent_name or _text(root.resource.get("service.name")),
-                "version": _text(attributes.get("gen_ai.agent.version")),
+                "name": agent_name or name_text(root.resource.get("service.name")),
+                "version": name_text(attributes.get("gen_ai.agent.version")),
             },
-            "conversation_id": _text(attributes.get("gen_ai.conversation.id"))
+            "conversation_id": name_text(attributes.get("gen_ai.conversation.id"))
             or steps.conversation_id,
             "steps": steps.steps,
             "final_answer": answer,
             "status": "error" if root.error else "completed",
             "error": clip(root.error) if root.error else None,
-            **_times(root),
+            **span_times(root),
             "source": {
                 "format": self.format,
                 "file": self.file,
@@ -283,205 +271,42 @@ class _Run:
             },
         }
         metadata = {
-            "agent_id": _text(attributes.get("gen_ai.agent.id")),
-            "agent_description": _text(attributes.get("gen_ai.agent.description")),
-            "provider": _text(attributes.get("gen_ai.provider.name"))
-            or _text(attributes.get("gen_ai.system")),
-            "service_name": _text(root.resource.get("service.name")),
+            "agent_id": name_text(attributes.get("gen_ai.agent.id")),
+            "agent_description": name_text(attributes.get("gen_ai.agent.description")),
+            "provider": name_text(attributes.get("gen_ai.provider.name"))
+            or name_text(attributes.get("gen_ai.system")),
+            "service_name": name_text(root.resource.get("service.name")),
         }
         document["metadata"] = {key: value for key, value in metadata.items() if value}
         return document
 
     def _walk(self, root: Span) -> Iterator[Span]:
-        """The run's spans in start order, not descending into sub-agents.
+        """The run's spans in start order, descending into neither sub-agents nor model calls.
 
-        A root that is no agent is walked too: a bare instrumented client's model call is
-        a trace of one span.
+        A root that is no agent is walked too (a bare instrumented client's model call is a
+        trace of one span). A model call's children are its transport (HTTP spans) or a
+        second instrumentation of the same call, never further steps.
         """
-        if operation(root) != "invoke_agent":
-            yield root
-        stack = [iter(self.tree.children_of(root))]
+        opaque = MODEL_OPERATIONS | {"invoke_agent"}
+        if operation(root) == "invoke_agent":
+            stack = [iter(self.tree.children_of(root))]
+        else:
+            stack = [iter([root])]
         while stack:
             span = next(stack[-1], None)
             if span is None:
                 stack.pop()
                 continue
             yield span
-            if operation(span) != "invoke_agent":
+            if operation(span) not in opaque:
                 stack.append(iter(self.tree.children_of(span)))
-
-
-class _Steps:
-    """The steps of one run as they are found, and what the model calls asked for."""
-
-    def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.span_ids: list[str] = []
-        self.conversation_id: str | None = None
-        self.last_answer: str | None = None
-        self._requested: list[tuple[int, RequestedToolCall]] = []  # (after step i, call)
-        self._results: dict[str, Any] = {}  # call id -> result, from later tool messages
-
-    def add(self, span: Span, step: dict[str, Any]) -> None:
-        self.steps.append(step)
-        self.span_ids.append(span.span_id)
-        if self.conversation_id is None:
-            self.conversation_id = _text(span.attributes.get("gen_ai.conversation.id"))
-
-    def model_call(self, span: Span, logs: Sequence[LogRecord]) -> None:
-        attributes = span.attributes
-        messages = model_messages(span, logs)
-        model = _text(attributes.get("gen_ai.response.model")) or _text(
-            attributes.get("gen_ai.request.model")
-        )
-        step: dict[str, Any] = {
-            "kind": "llm_call",
-            "id": span.span_id,
-            "model": clip(model, MAX_NAME_CHARS) if model else None,
-            "input_messages": messages.input[:MAX_STEPS],
-            "output_messages": messages.output[:MAX_STEPS],
-            "input_tokens": _count(attributes, "input_tokens", "prompt_tokens"),
-            "output_tokens": _count(attributes, "output_tokens", "completion_tokens"),
-            "cost_usd": _cost(attributes),
-            "error": clip(span.error) if span.error else None,
-            **_times(span),
-        }
-        self.add(span, step)
-        self._requested.extend((len(self.steps) - 1, call) for call in messages.tool_calls)
-        self._results.update(messages.tool_results)
-        if messages.output:
-            self.last_answer = _last_assistant_text(messages.output)
-
-    def attach_requested_tool_calls(self) -> None:
-        """Tool calls only the model's output records become steps after their model call.
-
-        A requested call that an ``execute_tool`` span records (same call id, else the same
-        tool name not yet matched) is that span's step, lending it arguments and result
-        it lacks.
-        """
-        spans = [s for s in self.steps if s["kind"] == "tool_call"]
-        by_id = {s["call_id"]: s for s in spans if s.get("call_id") is not None}
-        unmatched = [s for s in spans if s.get("call_id") is None]
-        inserts: dict[int, list[dict[str, Any]]] = {}
-        for index, call in self._requested:
-            recorded = by_id.get(call.call_id) if call.call_id is not None else None
-            if recorded is None:
-                recorded = next((s for s in unmatched if s["name"] == call.name), None)
-                if recorded is not None:
-                    unmatched.remove(recorded)
-            if recorded is not None:
-                if recorded.get("arguments") is None:
-                    recorded["arguments"] = call.arguments
-                continue
-            step: dict[str, Any] = {
-                "kind": "tool_call",
-                "name": call.name,
-                "call_id": call.call_id,
-                "arguments": call.arguments,
-                "error": call.arguments_error,
-            }
-            inserts.setdefault(index, []).append(step)
-        for step in spans:
-            if step.get("result") is None and step.get("call_id") in self._results:
-                step["result"] = self._results[step["call_id"]]
-        if not inserts:
-            return
-        merged: list[dict[str, Any]] = []
-        for index, step in enumerate(self.steps):
-            merged.append(step)
-            for requested in inserts.get(index, []):
-                requested["result"] = self._results.get(requested["call_id"] or "")
-                merged.append(requested)
-        self.steps = merged
-
-
-def _tool_call(span: Span) -> dict[str, Any]:
-    attributes = span.attributes
-    name = _text(attributes.get("gen_ai.tool.name")) or (
-        span.name.removeprefix("execute_tool").strip() or "unknown"
-    )
-    call_id = attributes.get("gen_ai.tool.call.id")
-    error_type = attributes.get("error.type")
-    error = span.error or (str(error_type) if error_type not in (None, "") else None)
-    return {
-        "kind": "tool_call",
-        "id": span.span_id,
-        "name": clip(name, MAX_NAME_CHARS),
-        "call_id": clip(str(call_id), MAX_NAME_CHARS) if call_id not in (None, "") else None,
-        "arguments": decode_json_text(attributes.get("gen_ai.tool.call.arguments"))[0],
-        "result": decode_json_text(attributes.get("gen_ai.tool.call.result"))[0],
-        "error": clip(error) if error else None,
-        **_times(span),
-    }
-
-
-def _retrieval(span: Span) -> dict[str, Any]:
-    attributes = span.attributes
-    documents, _ = decode_json_text(attributes.get("gen_ai.retrieval.documents"))
-    chunks = []
-    for document in documents[:MAX_STEPS] if isinstance(documents, list) else []:
-        if not isinstance(document, dict):
-            continue
-        source, score = document.get("id"), document.get("score")
-        text = document.get("content", document.get("text"))
-        chunks.append(
-            {
-                "source": clip(str(source), MAX_NAME_CHARS) if source is not None else None,
-                "text": clip(text) if isinstance(text, str) else None,
-                "similarity": float(score)
-                if isinstance(score, int | float) and not isinstance(score, bool)
-                else None,
-            }
-        )
-    query = _text(attributes.get("gen_ai.retrieval.query.text"))
-    return {
-        "kind": "retrieval",
-        "id": span.span_id,
-        "query": clip(query) if query else None,
-        "chunks": chunks,
-        **_times(span),
-    }
 
 
 def _answer(root: Span) -> str | None:
     """The last assistant text of the agent span's own ``gen_ai.output.messages``."""
     if operation(root) != "invoke_agent":
         return None
-    return _last_assistant_text(model_messages(root, ()).output)
-
-
-def _last_assistant_text(messages: list[dict[str, Any]]) -> str | None:
-    for message in reversed(messages):
-        content = message.get("content")
-        if message["role"] == "assistant" and isinstance(content, str) and content.strip():
-            return content
-    return None
-
-
-def _times(span: Span) -> dict[str, Any]:
-    return {"started_at": span.started_at, "ended_at": span.ended_at}
-
-
-def _text(value: Any) -> str | None:
-    return clip(value, MAX_NAME_CHARS) if isinstance(value, str) and value else None
-
-
-def _count(attributes: dict[str, Any], *names: str) -> int | None:
-    """A token count from the first of ``gen_ai.usage.<name>`` that is a count."""
-    for name in names:
-        value = attributes.get(f"gen_ai.usage.{name}")
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return value
-    return None
-
-
-def _cost(attributes: dict[str, Any]) -> float | None:
-    value = attributes.get("gen_ai.usage.cost")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return None
+    return last_assistant_text(model_messages(root, ()).output)
 
 
 def _decompressed(body: bytes, encoding: str | None) -> bytes:
