@@ -205,7 +205,7 @@ def test_tool_calls_only_in_an_llm_output_become_tool_steps_with_their_results()
     assert [type(s) for s in trajectory.steps] == [LlmCall, ToolCall, LlmCall]
     [call] = trajectory.tool_calls
     assert (call.name, call.call_id, call.arguments) == ("get_weather", "call_1", {"city": "Paris"})
-    assert call.result == '{"temp_c": 18}'  # the tool message of the next LLM call
+    assert call.result == {"temp_c": 18}  # the tool message of the next LLM call, decoded
     assert call.id is None  # no span of its own
 
 

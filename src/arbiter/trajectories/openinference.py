@@ -5,8 +5,9 @@ they are; lists are flattened into indexed keys (``llm.input_messages.0.message.
 The spans come decoded by :mod:`~arbiter.trajectories.spans`, from OTLP JSON lines or
 protobuf alike. How they map:
 
-- each outermost ``AGENT`` span is a trajectory (a trace without one: each root span);
-  an ``AGENT`` span inside it is a ``handoff`` step holding the sub-agent's trajectory;
+- each outermost ``AGENT`` span is a trajectory (a trace without one: each root span;
+  spans outside every agent of a trace that has one belong to no run); an ``AGENT`` span
+  inside it is a ``handoff`` step holding the sub-agent's trajectory;
 - ``LLM`` is an ``llm_call`` (``llm.model_name``, ``llm.input_messages`` /
   ``llm.output_messages``, ``llm.token_count.prompt`` / ``.completion``, ``llm.cost.total``);
 - ``TOOL`` is a ``tool_call``: ``tool.name``, ``tool.id`` as the call id, the arguments
@@ -16,7 +17,7 @@ protobuf alike. How they map:
 - a tool call in an LLM's output messages that no ``TOOL`` span answers (instrumented
   clients such as ``openinference-instrumentation-openai`` record no tool spans) is a
   ``tool_call`` step right after the LLM call, its result taken from a later ``tool``
-  message with the same ``tool_call_id``;
+  message with the same ``tool_call_id`` (decoded when it is JSON);
 - ``RETRIEVER`` is a ``retrieval`` (``input.value`` as the query, ``retrieval.documents``
   as chunks: ``document.id`` the source, ``document.score`` the similarity); ``RERANKER``
   too, from ``reranker.query`` and ``reranker.output_documents``;
@@ -99,7 +100,7 @@ def load_openinference(path: str | os.PathLike[str]) -> list[Trajectory]:
         try:
             body = file.read_bytes()
         except OSError as exc:
-            raise InputError(f"{file}: cannot read the trace file: {exc.strerror}") from None
+            raise InputError(f"{file}: cannot read the trace file: {exc.strerror or exc}") from None
         spans, _ = decode_otlp_protobuf(body, where=str(file))
     return trajectories_from_openinference(spans, file=str(file))
 
@@ -198,7 +199,7 @@ class _Run:
 
 
 def _agent_name(root: Span) -> str | None:
-    return root.name or None if _kind(root) == "AGENT" else None
+    return (root.name or None) if _kind(root) == "AGENT" else None
 
 
 class _Scope:
@@ -274,7 +275,7 @@ class _Scope:
                     self.steps[answered].setdefault("call_id", call["call_id"])
                     continue
                 if call["call_id"] in self._results:
-                    call["result"] = self._results[call["call_id"]]
+                    call["result"] = decoded(self._results[call["call_id"]], None)
                 inserted.setdefault(llm_index, []).append(call)
         if inserted:
             steps: list[dict[str, Any]] = []
