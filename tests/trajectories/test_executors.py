@@ -386,13 +386,21 @@ def _raise(error: Exception) -> Callable[[httpx.Request], httpx.Response]:
         ({"tasks": _raise(httpx.ReadTimeout("slow"))}, SystemTimeout, "agent poll: GET"),
         ({"s/": httpx.Response(503, json={"detail": "busy"})}, SystemHTTPError, "HTTP 503: busy"),
         ({"sessions": httpx.Response(200, text="<html>")}, InvalidSystemResponse, "not JSON"),
-        ({"sessions": httpx.Response(200, json={"id": 1})}, MissingField, "'session_id'"),
+        (
+            {"sessions": httpx.Response(200, json={"id": 1})},
+            MissingField,
+            "agent session: .*'session_id'",
+        ),
         (
             {"sessions": httpx.Response(200, json={"session_id": [1]})},
             InvalidSystemResponse,
             "not an id",
         ),
-        ({"tasks": httpx.Response(200, json={"state": "done"})}, MissingField, "'status'"),
+        (
+            {"tasks": httpx.Response(200, json={"state": "done"})},
+            MissingField,
+            "agent poll: .*'status'",
+        ),
         ({"tasks": httpx.Response(200, content=b"x" * 2048)}, InvalidSystemResponse, "larger than"),
     ],
 )

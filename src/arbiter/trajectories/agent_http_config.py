@@ -256,6 +256,15 @@ def placeholders(template: Any) -> set[str]:
 
 
 def render_text(template: str, values: Mapping[str, Any], *, in_url: bool) -> str:
+    """``template`` with its placeholders filled (strings as is, other values as JSON).
+
+    Args:
+        template: The text, its placeholders checked already (every name in ``values``).
+        values: The value of each placeholder name.
+        in_url: Percent-encode every value but ``base_url``, so none adds a path segment
+            or a query parameter.
+    """
+
     def replace(match: re.Match[str]) -> str:
         token = match.group(0)
         if token in ("{{", "}}"):
@@ -269,6 +278,8 @@ def render_text(template: str, values: Mapping[str, Any], *, in_url: bool) -> st
 
 
 def render_body(template: Any, values: Mapping[str, Any]) -> Any:
+    """A JSON body template filled: a string that is one placeholder takes the value
+    itself (its type kept), placeholders inside longer strings are interpolated."""
     if isinstance(template, dict):
         return {key: render_body(value, values) for key, value in template.items()}
     if isinstance(template, list):

@@ -208,7 +208,7 @@ class HttpStepsExecutor:
     ) -> tuple[Any, bool, str | None]:
         while True:
             answer = await self._send("poll", poll, values)
-            status = lookup_path(answer, poll.status)
+            status = _required(answer, poll.status, "poll")
             shown = status if isinstance(status, str) else json.dumps(status)
             if shown in poll.done:
                 return answer, False, None
@@ -288,7 +288,7 @@ class HttpStepsExecutor:
         mapping = self.config.result
         where = "agent result"
         try:
-            record = lookup_path(answer, mapping.path) if mapping.path else answer
+            record = _required(answer, mapping.path, "result") if mapping.path else answer
         except MissingField:
             if not failed:
                 raise
@@ -370,8 +370,16 @@ def _optional(document: Any, path: str | None) -> Any:
         return None
 
 
+def _required(answer: Any, path: str, label: str) -> Any:
+    """The value at ``path``; a ``MissingField`` naming the step when it is absent."""
+    try:
+        return lookup_path(answer, path)
+    except MissingField as exc:
+        raise MissingField(f"agent {label}: {exc}") from None
+
+
 def _id_at(answer: Any, path: str, label: str) -> str:
-    value = lookup_path(answer, path)
+    value = _required(answer, path, label)
     if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
         raise InvalidSystemResponse(f"agent {label}: {path!r} is not an id: {value!r}"[:300])
     text = str(value)
