@@ -804,3 +804,41 @@ def test_a_run_of_more_steps_than_the_contract_holds_is_an_input_error_naming_th
         InputError, match=rf"^t.jsonl: trace {TRACE} span {1:016x}: .*more than 2 steps"
     ):
         _import(document)
+
+
+def test_a_retrieval_score_too_large_for_a_float_is_no_similarity() -> None:
+    documents = '[{"id": "d", "score": 1' + "0" * 400 + "}]"
+    document = _request(
+        _span(
+            1,
+            "retrieval",
+            gen_ai__operation__name="retrieval",
+            gen_ai__retrieval__documents=documents,
+        )
+    )
+    [retrieval] = _import(document)[0].steps
+    assert isinstance(retrieval, Retrieval)
+    assert [(c.source, c.similarity) for c in retrieval.chunks] == [("d", None)]
+
+
+def test_openai_shaped_messages_under_the_new_attribute_names_are_read() -> None:
+    output = _messages(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}],
+        }
+    )
+    inputs = _messages({"role": "user", "content": [{"type": "text", "text": "find x"}]})
+    span = _span(
+        1,
+        "chat m",
+        gen_ai__operation__name="chat",
+        gen_ai__input__messages=inputs,
+        gen_ai__output__messages=output,
+    )
+    [trajectory] = _import(_request(span))
+    assert trajectory.llm_calls[0].input_messages[0].content == "find x"
+    assert [(t.name, t.call_id, t.arguments) for t in trajectory.tool_calls] == [
+        ("lookup", "c1", {"q": "x"})
+    ]

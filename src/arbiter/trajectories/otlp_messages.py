@@ -6,7 +6,8 @@ message wins:
 
 1. the span's ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (a JSON text or a
    structured value; ``role`` plus ``parts`` of type ``text``, ``tool_call``,
-   ``tool_call_response``), with ``gen_ai.system_instructions`` as a leading system message;
+   ``tool_call_response``, or OpenAI's ``content`` / ``tool_calls`` where a message has no
+   ``parts``), with ``gen_ai.system_instructions`` as a leading system message;
 2. the same attributes on a ``gen_ai.client.inference.operation.details`` log event;
 3. the older per-message events, as log records or span events: ``gen_ai.system.message``,
    ``gen_ai.user.message``, ``gen_ai.assistant.message``, ``gen_ai.tool.message`` (input)
@@ -183,7 +184,10 @@ def _structured(attributes: dict[str, Any], key: str, *, system: bool) -> list[_
     for raw in _as_list(attributes.get(key)):
         if not isinstance(raw, dict) or not isinstance(raw.get("role"), str):
             continue
-        parts: list[Any] = raw["parts"] if isinstance(raw.get("parts"), list) else []
+        if not isinstance(raw.get("parts"), list):  # OpenAI's shape under the new name
+            messages.append(_openai_message(raw, raw["role"]))
+            continue
+        parts: list[Any] = raw["parts"]
         message = _Message(
             role=raw["role"], content=_parts_text(parts), name=_text(raw.get("name"))
         )

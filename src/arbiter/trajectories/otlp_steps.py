@@ -5,6 +5,8 @@ Part of the OTLP importer (:mod:`~arbiter.trajectories.otlp`), which documents t
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,12 +64,14 @@ class RunSteps:
         self._results: dict[str, Any] = {}  # call id -> result, from later tool messages
 
     def add(self, span: Span, step: dict[str, Any]) -> None:
+        """Append the step document made of ``span``."""
         self.steps.append(step)
         self.span_ids.append(span.span_id)
         if self.conversation_id is None:
             self.conversation_id = name_text(span.attributes.get("gen_ai.conversation.id"))
 
     def model_call(self, span: Span, logs: Sequence[LogRecord]) -> None:
+        """Append the ``llm_call`` of a model span, noting the tool calls it requested."""
         attributes = span.attributes
         messages = model_messages(span, logs)
         model = name_text(attributes.get("gen_ai.response.model")) or name_text(
@@ -76,7 +80,7 @@ class RunSteps:
         step: dict[str, Any] = {
             "kind": "llm_call",
             "id": span.span_id,
-            "model": clip(model, MAX_NAME_CHARS) if model else None,
+            "model": model,
             "input_messages": messages.input[:MAX_STEPS],
             "output_messages": messages.output[:MAX_STEPS],
             "input_tokens": _count(attributes, "input_tokens", "prompt_tokens"),
@@ -100,14 +104,15 @@ class RunSteps:
         """
         spans = [s for s in self.steps if s["kind"] == "tool_call"]
         by_id = {s["call_id"]: s for s in spans if s.get("call_id") is not None}
-        unmatched = [s for s in spans if s.get("call_id") is None]
+        unmatched: dict[str, deque[dict[str, Any]]] = {}  # tool spans without a call id
+        for s in spans:
+            if s.get("call_id") is None:
+                unmatched.setdefault(s["name"], deque()).append(s)
         inserts: dict[int, list[dict[str, Any]]] = {}
         for index, call in self._requested:
             recorded = by_id.get(call.call_id) if call.call_id is not None else None
-            if recorded is None:
-                recorded = next((s for s in unmatched if s["name"] == call.name), None)
-                if recorded is not None:
-                    unmatched.remove(recorded)
+            if recorded is None and unmatched.get(call.name):
+                recorded = unmatched[call.name].popleft()
             if recorded is not None:
                 if recorded.get("arguments") is None:
                     recorded["arguments"] = call.arguments
@@ -135,6 +140,7 @@ class RunSteps:
 
 
 def tool_call_step(span: Span) -> dict[str, Any]:
+    """The ``tool_call`` step document of an ``execute_tool`` span."""
     attributes = span.attributes
     name = name_text(attributes.get("gen_ai.tool.name")) or (
         span.name.removeprefix("execute_tool").strip() or "unknown"
@@ -155,6 +161,7 @@ def tool_call_step(span: Span) -> dict[str, Any]:
 
 
 def retrieval_step(span: Span) -> dict[str, Any]:
+    """The ``retrieval`` step document of a ``retrieval`` span."""
     attributes = span.attributes
     documents, _ = decode_json_text(attributes.get("gen_ai.retrieval.documents"))
     chunks = []
@@ -167,22 +174,21 @@ def retrieval_step(span: Span) -> dict[str, Any]:
             {
                 "source": clip(str(source), MAX_NAME_CHARS) if source is not None else None,
                 "text": clip(text) if isinstance(text, str) else None,
-                "similarity": float(score)
-                if isinstance(score, int | float) and not isinstance(score, bool)
-                else None,
+                "similarity": _finite(score),
             }
         )
-    query = name_text(attributes.get("gen_ai.retrieval.query.text"))
+    query = attributes.get("gen_ai.retrieval.query.text")
     return {
         "kind": "retrieval",
         "id": span.span_id,
-        "query": clip(query) if query else None,
+        "query": clip(query) if isinstance(query, str) and query else None,
         "chunks": chunks,
         **span_times(span),
     }
 
 
 def last_assistant_text(messages: list[dict[str, Any]]) -> str | None:
+    """The text of the last assistant message that has any."""
     for message in reversed(messages):
         content = message.get("content")
         if message["role"] == "assistant" and isinstance(content, str) and content.strip():
@@ -191,10 +197,12 @@ def last_assistant_text(messages: list[dict[str, Any]]) -> str | None:
 
 
 def span_times(span: Span) -> dict[str, Any]:
+    """A step document's ``started_at`` and ``ended_at`` from the span's times."""
     return {"started_at": span.started_at, "ended_at": span.ended_at}
 
 
 def name_text(value: Any) -> str | None:
+    """A non-empty string value cut to the contract's name length; None for anything else."""
     return clip(value, MAX_NAME_CHARS) if isinstance(value, str) and value else None
 
 
@@ -210,7 +218,16 @@ def _count(attributes: dict[str, Any], *names: str) -> int | None:
 
 
 def _cost(attributes: dict[str, Any]) -> float | None:
-    value = attributes.get("gen_ai.usage.cost")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return None
+    cost = _finite(attributes.get("gen_ai.usage.cost"))
+    return cost if cost is not None and cost >= 0 else None
+
+
+def _finite(value: Any) -> float | None:
+    """A number as a finite float; None for anything else (an int too large included)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
