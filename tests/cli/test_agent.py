@@ -35,6 +35,7 @@ def test_score_json_carries_the_documented_keys(cli: Any) -> None:
         "pass_rate",
         "pass_hat_k",
         "scorers",
+        "turn_failed",
         "runs",
     }
     assert (report["n_trajectories"], report["n_tasks"], report["gate_on"]) == (12, 3, "reward")

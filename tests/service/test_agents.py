@@ -265,3 +265,25 @@ def test_diff_pairs_runs_by_case_and_repetition_and_lists_flips() -> None:
     assert (document["n_cases"], document["n_changed"]) == (3, 2)
     assert document["cases"][1]["flips"][0]["direction"] == "broken"
     assert document["cases"][1]["calls"][1]["a"]["name"] == "put"
+
+
+def test_turn_failed_counts_runs_a_rule_convicted_never_review() -> None:
+    @trajectory_scorer(name="banded", dimension="cost", moment="run", gating=False)
+    def banded() -> ScoreFunction:
+        """Danger for an answerless run, review otherwise."""
+
+        def score(example: Example, output: Output) -> Score:
+            assert output.trajectory is not None
+            danger = output.trajectory.final_answer is None
+            return Score(passed=not danger, band="danger" if danger else "review")
+
+        return score
+
+    registry = _registry()
+    registry.register_scorer(banded)
+    scorers = [registry.build(registry.spec_of("banded"))]
+    runs = [_run("a", 0, _trajectory(None), reward=True), _run("b", 0, _trajectory(), reward=True)]
+    report = asyncio.run(score_agent_runs(runs, scorers, registry=registry))
+    assert [r.turn_failed for r in report.runs] == [True, False]
+    assert report.turn_failed == 1
+    assert [r.passed for r in report.runs] == [True, True]  # the reward gates, not the rule

@@ -19,6 +19,9 @@ from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, out_console
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from arbiter.contract import AgentCase
     from arbiter.scoring.base import BuiltScorer
     from arbiter.trajectories.loader import ImportedRun
 
@@ -81,10 +84,14 @@ def _runs(files: list[Path], format: str | None, mapping: str | None = None) -> 
     return runs
 
 
-def _scorers(options: list[str] | None) -> list[BuiltScorer]:
+def _scorers(
+    options: list[str] | None,
+    runs: Sequence[ImportedRun],
+    cases: Mapping[str, AgentCase] | None = None,
+) -> list[BuiltScorer]:
     from arbiter.service.agents import trajectory_scorers
 
-    return trajectory_scorers(options or [])
+    return trajectory_scorers(options or [], runs=runs, cases=cases)
 
 
 @agent_app.command("score")
@@ -116,7 +123,7 @@ def score(
         from arbiter.trajectories.cases import load_cases
 
         by_id = {case.id: case for case in load_cases(cases)}
-    scorers = _scorers(scorer)
+    scorers = _scorers(scorer, runs, by_id)
     report = asyncio.run(score_agent_runs(runs, scorers, cases=by_id, gate_on=gate_on, seed=seed))
     if as_json:
         echo_json(report.to_json())
@@ -266,7 +273,7 @@ def mine(
     mined = asyncio.run(
         mine_runs(
             runs,
-            _scorers(scorer),
+            _scorers(scorer, runs),
             gate_on=gate_on,
             margin=margin,
             min_self_corrections=min_self_corrections,
@@ -306,7 +313,7 @@ def diff(
     from arbiter.service.agent_diff import diff_json, diff_runs
 
     runs_a, runs_b = _runs([a], format, mapping), _runs([b], format, mapping)
-    result = asyncio.run(diff_runs(runs_a, runs_b, _scorers(scorer)))
+    result = asyncio.run(diff_runs(runs_a, runs_b, _scorers(scorer, [*runs_a, *runs_b])))
     if as_json:
         echo_json(diff_json(result))
         return

@@ -58,6 +58,12 @@ def score_renderable(report: AgentScoreReport, *, limit: int = 20) -> Renderable
         parts.append(
             Text(f"pass rate  {_interval(report.pass_rate)}  over {report.pass_rate.n} runs")
         )
+    parts.append(
+        Text(
+            f"turns failed  {report.turn_failed} of {report.n_trajectories} "
+            "(a rule failed them; review never convicts)"
+        )
+    )
     for title, figures in (
         ("pass^k (reward)" if report.pass_hat_k_scorers else "pass^k", report.pass_hat_k),
         (f"pass^k (--gate-on {report.gate_on})", report.pass_hat_k_scorers),
@@ -132,15 +138,16 @@ def _runs_table(runs: Sequence[RunVerdict], limit: int) -> RenderableType:
 def mined_renderable(mined: MinedCases, *, out: str | None) -> RenderableType:
     """What ``agent mine`` found: the mined cases and why."""
     table = Table(box=box.SIMPLE_HEAD)
-    for column in ("case", "why", "required tools", "query"):
-        table.add_column(column)
+    for column in ("case", "why", "tools", "calls", "query"):
+        table.add_column(column, justify="right" if column in ("tools", "calls") else "left")
     for case in mined.cases:
         assertions = case["assertions"]
         table.add_row(
             _t(case["id"]),
             _t(", ".join(case["metadata"]["mined"]["reasons"])),
-            _t(", ".join(assertions["require_tools_subset"]) or "-"),
-            _t(case["input"]["query"], limit=48),
+            str(len(assertions["require_tools_subset"])),
+            str(len(assertions["expected_tool_calls"])),
+            _t(case["input"]["query"], limit=72),
         )
     where = f" into {escape.terminal(out, single_line=True)}" if out else ""
     head = Text(f"mined {len(mined.cases)} of {mined.examined} runs{where}", style="bold")
@@ -235,7 +242,7 @@ def _flips_table(flips: Sequence[VerdictFlip]) -> Table:
 
 
 def _side(passed: bool | None, band: str | None) -> Text:
-    text = _verdict(passed)
+    text = _verdict(passed) if passed is not None else Text("abstained", style="yellow")
     if band is not None:
         text.append(f" ({band})")
     return text

@@ -33,6 +33,7 @@ from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.scoring import build_scorers, scorer_registry
 from arbiter.stats import bootstrap_cis, pass_hat_k, wilson_interval
 from arbiter.trajectories.loader import ImportedRun
+from arbiter.trajectories.verdict import rule_scorers_of, turn_failed
 
 __all__ = [
     "AgentScoreReport",
@@ -41,7 +42,6 @@ __all__ = [
     "RunVerdict",
     "ScoredRun",
     "ScorerTally",
-    "default_trajectory_scorers",
     "pass_hat_k_by_k",
     "score_agent_runs",
     "score_runs",
@@ -118,6 +118,9 @@ class RunVerdict(BaseModel):
     """Banded scorers that put it in review."""
     errors: list[str] = Field(default_factory=list)
     """Scorers that raised on it."""
+    turn_failed: bool = False
+    """Whether a rule (a deterministic scorer) put it in the danger band or failed it
+    (:func:`~arbiter.trajectories.verdict.turn_failed`); review never convicts."""
 
 
 class AgentScoreReport(BaseModel):
@@ -141,6 +144,8 @@ class AgentScoreReport(BaseModel):
     ``reward``."""
     scorers: dict[str, ScorerTally]
     """Per scorer, its verdicts over every run."""
+    turn_failed: int = 0
+    """Runs a rule convicted (:attr:`RunVerdict.turn_failed`), whatever gates."""
     runs: list[RunVerdict]
     """Per run, its verdict and the scorers that failed it."""
 
@@ -168,30 +173,27 @@ class ScoredRun:
     """The trajectory scorers' scores, in scorer order."""
 
 
-def default_trajectory_scorers() -> list[str]:
-    """The names of every deterministic trajectory scorer whose module is installed."""
-    from importlib.util import find_spec
-
-    from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
-
-    names = []
-    for name, target in TRAJECTORY_SCORERS.items():
-        module = target.partition(":")[0]
-        if find_spec(module) is not None:  # the catalog names modules still landing
-            names.append(name)
-    return names
-
-
 def trajectory_scorers(
-    options: Sequence[str], *, registry: ScorerRegistry | None = None
+    options: Sequence[str],
+    *,
+    runs: Sequence[ImportedRun] = (),
+    cases: Mapping[str, AgentCase] | None = None,
+    registry: ScorerRegistry | None = None,
 ) -> list[BuiltScorer]:
-    """Scorers from ``--scorer`` options; none: every deterministic trajectory scorer.
+    """Scorers from ``--scorer`` options; none: every trajectory scorer that loads and
+    applies to the agent class of some run
+    (:func:`~arbiter.service.agents_run.agent_scorers`).
 
     Raises:
         InputError: A malformed option, an unknown scorer or argument, a duplicate name.
     """
+    from arbiter.service.agents_run import agent_scorers
+
     registry = registry or scorer_registry()
-    specs = [registry.spec_of(option) for option in options or default_trajectory_scorers()]
+    if not options:
+        examples = [example_of(run, (cases or {}).get(run.case_id)) for run in runs]
+        options = agent_scorers(examples, registry=registry).names
+    specs = [registry.spec_of(option) for option in options]
     names = [spec.label for spec in specs]
     for name in names:
         if names.count(name) > 1:
@@ -268,17 +270,19 @@ def summarize(
     if gate != "scorers" and not has_reward:
         raise InputError(f"--gate-on {gate}: no imported run carries a reward to gate on")
     gating = {s.name for s in scorers if s.spec.gating}
-    verdicts = [_verdict(s, gating, gate) for s in scored]
+    rules = rule_scorers_of(s.spec for s in scorers)
+    verdicts = [_verdict(s, gating, gate, rules) for s in scored]
     report = AgentScoreReport(
         n_trajectories=len(scored),
         n_tasks=len({s.run.case_id for s in scored}),
         gate_on=gate,
         pass_rate=_pass_rate([v.passed for v in verdicts]),
         scorers=_tallies(scored, scorers, gate, registry or scorer_registry()),
+        turn_failed=sum(v.turn_failed for v in verdicts),
         runs=verdicts,
     )
     if has_reward and gate != "reward":
-        rewarded = [_verdict(s, gating, "reward").passed for s in scored]
+        rewarded = [_verdict(s, gating, "reward", rules).passed for s in scored]
         report.pass_hat_k = pass_hat_k_by_k(scored, rewarded, seed=seed)
         report.pass_hat_k_scorers = pass_hat_k_by_k(scored, [v.passed for v in verdicts], seed=seed)
     else:
@@ -300,7 +304,9 @@ async def score_agent_runs(
     return summarize(scored, scorers, gate_on=gate_on, seed=seed, registry=registry)
 
 
-def _verdict(scored: ScoredRun, gating: set[str], gate: GateOn) -> RunVerdict:
+def _verdict(
+    scored: ScoredRun, gating: set[str], gate: GateOn, rules: frozenset[str]
+) -> RunVerdict:
     run, scores = scored.run, scored.scores
     imported_gate = {s.name for s in scored.imported}
     chosen: list[Score] = []
@@ -328,6 +334,7 @@ def _verdict(scored: ScoredRun, gating: set[str], gate: GateOn) -> RunVerdict:
         failed=[s.name for s in [*scored.imported, *scores] if s.passed is False],
         review=[s.name for s in scores if s.band == "review"],
         errors=[s.name for s in scores if s.error is not None],
+        turn_failed=turn_failed(scores, rule_scorers=rules).failed,
     )
 
 

@@ -1,0 +1,45 @@
+"""docs/agents.md: every command runs and prints what the page shows; shown files are real.
+
+The page's examples run in order in one private Arbiter home (see ``doc_examples``), so
+the resume example continues the run the example before it stored. When the output
+changes on purpose: ``python -m tests.docs.refresh_pages docs/agents.md``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.docs.doc_examples import REPO, Block, Example, Outcome, Session, blocks, examples
+
+PAGE = REPO / "docs" / "agents.md"
+EXAMPLES = examples(PAGE)
+SHOWN_FILES = [block for block in blocks(PAGE) if block.caption]
+COMMANDS = ("agent score", "agent run", "agent mine", "agent diff")
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    """Every example of the page, run once in page order; by ``Example.name``."""
+    session = Session(tmp_path_factory.mktemp("home") / ".arbiter")
+    return {example.name: session.run(example) for example in EXAMPLES}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_example_prints_what_the_page_shows(example: Example, outcomes: dict[str, Outcome]) -> None:
+    outcome = outcomes[example.name]
+    printed = "\n".join(outcome.lines)
+    assert outcome.code == example.exit_code, f"{example.code}\n{printed}"
+    assert example.shown is not None, f"{example.name} shows no output to check"
+    missing = outcome.missing(example.shown)
+    assert missing is None, f"{example.code}\nnot printed: {missing!r}\n{printed}"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_page_runs_each_agent_command(command: str) -> None:
+    assert any(e.kind == "sh" and e.code.startswith(f"arbiter {command}") for e in EXAMPLES)
+
+
+@pytest.mark.parametrize("block", SHOWN_FILES, ids=lambda block: str(block.caption))
+def test_file_shown_on_the_page_is_the_file(block: Block) -> None:
+    assert block.caption is not None
+    assert block.text == (REPO / block.caption).read_text(encoding="utf-8")
