@@ -1,8 +1,9 @@
 """The HTTP agent executor against a real uvicorn stand-in of the REST agent contract.
 
 Cases run k times through the offline harness into a real SQLite store, are gated, and a
-run SIGKILLed midway resumes with only its missing (case, repetition) pairs. The kill
-waits on the store (the stand-in holds every task after the fifth until released, so
+run SIGKILLed midway resumes with only its missing (case, repetition) pairs, started
+and resumed by the service function or by ``arbiter agent run``. The kill waits on the
+store (the stand-in holds every task after the fifth until released, so
 exactly five pairs can finish), never on a sleep of its own.
 """
 
@@ -22,6 +23,7 @@ import pytest
 
 from arbiter.contract import Report, RunGate
 from arbiter.service.agents_run import agent_gate, run_agent_cases
+from arbiter.service.runs import load_run
 from arbiter.store import Store
 from tests.helpers.agent_standin import AGENT_TOML, AgentStandIn, standin_registry
 from tests.integration.serving import serve_asgi
@@ -176,8 +178,43 @@ def _kill_once(proc: subprocess.Popen[bytes], store: Store, done: int) -> str:
     raise AssertionError("the run stored too few pairs")
 
 
+def _arbiter(*args: str) -> list[str]:
+    return [sys.executable, "-m", "arbiter.cli.main", *args]
+
+
+def _start_command(how: str, cases: Path, agent_toml: Path, db_url: str) -> list[str]:
+    """The command starting the run: the service function, or ``arbiter agent run``."""
+    if how == "service":
+        return [sys.executable, "-c", RUN_SCRIPT, str(cases), str(agent_toml), db_url, str(K)]
+    # The CLI has the registry's own scorers: the real ones these two stand in for.
+    return _arbiter(
+        *("agent", "run", str(cases), "--executor", f"http:{agent_toml}", "--k", str(K)),
+        *("--scorer", "completed", "--scorer", "required_tools", "--concurrency", "2"),
+        *("--quiet", "--json"),
+    )
+
+
+def _resume(how: str, store: Store, run_id: str, env: dict[str, str], cwd: Path) -> None:
+    if how == "service":
+        report = asyncio.run(
+            run_agent_cases(store=store, resume=run_id, registry=standin_registry())
+        )
+        assert report.status == "completed"
+        return
+    resumed = subprocess.run(
+        _arbiter("agent", "run", "--resume", run_id, "--quiet", "--json"),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
+    assert json.loads(resumed.stdout)["status"] == "completed"
+
+
+@pytest.mark.parametrize("how", ["service", "cli"])
 def test_a_sigkilled_agent_run_resumes_each_pair_exactly_once(
-    tmp_path: Path, files: tuple[Path, Path]
+    tmp_path: Path, files: tuple[Path, Path], how: str
 ) -> None:
     held = 5
     agent = AgentStandIn(running_polls=1, hold_after=held)
@@ -186,12 +223,14 @@ def test_a_sigkilled_agent_run_resumes_each_pair_exactly_once(
     store = Store(db_url)
     env = {
         **os.environ,
+        "ARBITER_DB_URL": db_url,
+        "ARBITER_HOME": str(tmp_path / "home"),
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     with serve_asgi(agent.app) as base_url:
         _agent_file(agent_toml, base_url)
         proc = subprocess.Popen(
-            [sys.executable, "-c", RUN_SCRIPT, str(cases), str(agent_toml), db_url, str(K)],
+            _start_command(how, cases, agent_toml, db_url),
             env=env,
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
@@ -205,15 +244,12 @@ def test_a_sigkilled_agent_run_resumes_each_pair_exactly_once(
         before = _outcomes(store, run_id)
 
         agent.release()
-        report = asyncio.run(
-            run_agent_cases(store=store, resume=run_id, registry=standin_registry())
-        )
+        _resume(how, store, run_id, env, tmp_path)
 
     after = _outcomes(store, run_id)
     assert after == _expected()  # every (case, repetition) once, with its outcome
     assert before.items() <= after.items()  # pairs stored before the kill were kept
-    assert report.status == "completed"
-    assert report.pass_hat_k.estimate == pytest.approx(3 / 4)
     finished = store.get_run(run_id)
     assert finished.status == "completed"
     assert len(finished.segments) == 2
+    assert load_run(store, run_id).report.pass_hat_k.estimate == pytest.approx(3 / 4)
