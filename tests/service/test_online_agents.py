@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,7 @@ from arbiter.contract import Example, FlowRun, OnlineResult, Output, Score, Traj
 from arbiter.online.layer import LayerContext
 from arbiter.online.reading import Item
 from arbiter.online.scorers_layer import ScoredRun
+from arbiter.online.stream import score_stream
 from arbiter.scoring.base import ScoreFunction, scorer
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.online_agents import (
@@ -297,3 +299,25 @@ def test_scorers_left_out_are_logged_once_when_built_from_the_registry(
     assert message.startswith("online agent scoring runs 1 trajectory scorers; left out: ")
     assert "answer_present (unknown scorer 'answer_present'" in message
     assert "completed (" not in message
+
+
+def test_jsonl_lines_carrying_trajectories_are_scored_through_the_stream() -> None:
+    run = _trajectory(status="error").model_dump(mode="json")
+    lines = [
+        json.dumps({"id": "t-1", "label": "error", "trajectory": run}).encode(),
+        json.dumps({"id": "t-2", "label": "completed", "trajectory": {"status": 7}}).encode(),
+        b"{not json",
+    ]
+    results: list[OnlineResult] = []
+
+    async def collect(result: OnlineResult) -> None:
+        results.append(result)
+
+    pipeline = agent_pipeline(scorers=_selection())
+    numbered = ((n, raw, 0) for n, raw in enumerate(lines, start=1))
+    asyncio.run(score_stream(pipeline, numbered, collect, max_in_flight=2))
+
+    by_id = {result.prediction_id: result for result in results}
+    assert [(s.name, s.passed) for s in _payload(by_id["t-1"]).scores] == [("finished", False)]
+    assert by_id["t-2"].layers["scorers"].status == "error"
+    assert len(results) == 3
