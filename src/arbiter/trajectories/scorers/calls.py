@@ -45,7 +45,14 @@ def canonical_json(value: Any) -> str:
     A value JSON cannot write (a non-finite float from a hand-built object) is written
     as its ``repr``, so two such values compare by what they are and nothing raises.
     """
+    if value is None or isinstance(value, bool):
+        return "true" if value is True else "false" if value is False else "null"
     try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        # JSON writes an integral float below 2**53 as "3.0": without ".0" in the text
+        # there is none to rewrite, and the walk below is skipped (the common case).
+        if ".0" not in text:
+            return text
         return json.dumps(
             _normalised(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         )
@@ -72,15 +79,22 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
-def quote_call(name: str, arguments: Any) -> str:
-    """A call as ``name(canonical arguments)``, both parts bounded in length."""
-    return f"{clip(name, _QUOTE_NAME)}({clip(canonical_json(arguments), _QUOTE_ARGUMENTS)})"
+def quote_call(name: str, arguments: Any, *, canonical: str | None = None) -> str:
+    """A call as ``name(canonical arguments)``, both parts bounded in length.
+
+    ``canonical`` is the arguments' canonical JSON when the caller has it already.
+    """
+    shown = canonical if canonical is not None else canonical_json(arguments)
+    return f"{clip(name, _QUOTE_NAME)}({clip(shown, _QUOTE_ARGUMENTS)})"
 
 
-def listed(items: list[str]) -> str:
-    """Up to :data:`MAX_LISTED` items joined by ``, `` and how many were left out."""
+def listed(items: list[str], total: int | None = None) -> str:
+    """Up to :data:`MAX_LISTED` items joined by ``, `` and how many were left out.
+
+    ``total`` is how many there are when ``items`` holds only the first few.
+    """
     shown = ", ".join(items[:MAX_LISTED])
-    rest = len(items) - MAX_LISTED
+    rest = (len(items) if total is None else total) - min(len(items), MAX_LISTED)
     return f"{shown} (+{rest} more)" if rest > 0 else shown
 
 

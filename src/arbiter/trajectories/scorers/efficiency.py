@@ -7,6 +7,7 @@ those of the sub-agents it handed off to.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from arbiter.contract import Example, LlmCall, Output, Score, Trajectory
@@ -26,6 +27,12 @@ PLAN_KEY = "plan"
 def _trajectory(output: Output) -> Trajectory:
     assert output.trajectory is not None  # trajectory_scorer abstains without one
     return output.trajectory
+
+
+def _model_calls(output: Output) -> list[LlmCall]:
+    # Summed here rather than through Trajectory.totals(), which also orders the run's
+    # times: a cost must not fail because a trace mixes zoned and zoneless timestamps.
+    return [step for step in _trajectory(output).walk() if isinstance(step, LlmCall)]
 
 
 def _count(value: Any) -> int | None:
@@ -117,9 +124,10 @@ def cost() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        spent = _trajectory(output).totals().cost_usd
-        if spent is None:
+        costs = [c.cost_usd for c in _model_calls(output) if c.cost_usd is not None]
+        if not costs:
             return Score(explanation="no model call of the run reports a cost")
+        spent = math.fsum(costs)
         return banded(spent, "max_cost_usd", example, higher_is_better=False, unit=" USD")
 
     return score
@@ -153,20 +161,14 @@ def tokens() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        trajectory = _trajectory(output)
-        counted = any(
-            isinstance(step, LlmCall)
-            and (step.input_tokens is not None or step.output_tokens is not None)
-            for step in trajectory.walk()
-        )
-        if not counted:
+        calls = _model_calls(output)
+        if all(c.input_tokens is None and c.output_tokens is None for c in calls):
             return Score(explanation="no model call of the run reports tokens")
-        totals = trajectory.totals()
-        result = banded(float(totals.total_tokens), "max_tokens", example, higher_is_better=False)
-        result.explanation = (
-            f"{totals.input_tokens} in + {totals.output_tokens} out; {result.explanation}"
-        )
-        result.metadata.update(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens)
+        sent = sum(c.input_tokens or 0 for c in calls)
+        received = sum(c.output_tokens or 0 for c in calls)
+        result = banded(float(sent + received), "max_tokens", example, higher_is_better=False)
+        result.explanation = f"{sent} in + {received} out; {result.explanation}"
+        result.metadata.update(input_tokens=sent, output_tokens=received)
         return result
 
     return score

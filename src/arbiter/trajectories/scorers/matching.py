@@ -66,31 +66,46 @@ ArgMatch = Literal["exact", "ignore", "subset", "superset"]
 EXPECTED_KEY = "expected_tool_calls"
 
 
-@dataclass(frozen=True, slots=True)
 class ComparedCall:
-    """A tool call (the agent's or an expected one) reduced to what matching compares,
-    its arguments canonicalised once."""
+    """A tool call (the agent's or an expected one) as matching compares it.
 
-    name: str
-    arguments: Any
-    canonical: str
-    fields: Mapping[str, str] | None
-    """Top-level argument key to its canonical value, for object arguments."""
+    Its canonical arguments are worked out on first use and kept: a call whose tool
+    no expected call names is never canonicalised at all.
+    """
+
+    __slots__ = ("_canonical", "_fields", "arguments", "name")
+
+    def __init__(self, name: str, arguments: Any) -> None:
+        self.name = name
+        self.arguments = arguments
+        self._canonical: str | None = None
+        self._fields: dict[str, str] | None = None
 
     @classmethod
     def of(cls, name: str, arguments: Any) -> ComparedCall:
         """The call of tool ``name`` with ``arguments`` (any JSON)."""
-        fields = (
-            {key: canonical_json(value) for key, value in arguments.items()}
-            if isinstance(arguments, dict)
-            else None
-        )
-        return cls(name, arguments, canonical_json(arguments), fields)
+        return cls(name, arguments)
+
+    @property
+    def canonical(self) -> str:
+        """The arguments as canonical JSON."""
+        if self._canonical is None:
+            self._canonical = canonical_json(self.arguments)
+        return self._canonical
+
+    @property
+    def fields(self) -> Mapping[str, str] | None:
+        """Top-level argument key to its canonical value; None unless an object."""
+        if not isinstance(self.arguments, dict):
+            return None
+        if self._fields is None:
+            self._fields = {key: canonical_json(value) for key, value in self.arguments.items()}
+        return self._fields
 
     @property
     def quote(self) -> str:
         """The call as ``name(arguments)``, bounded for an explanation."""
-        return quote_call(self.name, self.arguments)
+        return quote_call(self.name, self.arguments, canonical=self.canonical)
 
 
 def _within(small: Mapping[str, str], large: Mapping[str, str]) -> bool:
@@ -242,6 +257,10 @@ def _agent_calls(output: Output, example: Example) -> list[ComparedCall]:
     ]
 
 
+def _listed(calls: list[ComparedCall]) -> str:
+    return listed([call.quote for call in calls[:MAX_LISTED]], total=len(calls))
+
+
 def _strict_mismatch(case: _Case, actual: list[ComparedCall]) -> str | None:
     """Where the agent's sequence first departs from the expected one; None if nowhere."""
     for position, (got, want) in enumerate(zip(actual, case.expected, strict=False), start=1):
@@ -274,19 +293,23 @@ def trajectory_match(
         found = match_calls(actual, case.expected, case.arg_mode)
         missing, unexpected = found.missing(), found.unexpected()
         problems: list[str] = []
+        evidence: list[Evidence] = []
         if case.mode == "strict":
             mismatch = _strict_mismatch(case, actual)
             if mismatch is not None:
                 problems.append(mismatch)
         if case.mode in ("strict", "unordered", "superset") and missing:
-            problems.append("missing: " + listed([c.quote for c in missing]))
+            problems.append("missing: " + _listed(missing))
+            evidence += [
+                Evidence(quote=c.quote, note="expected, not called") for c in missing[:MAX_LISTED]
+            ]
         if case.mode in ("strict", "unordered", "subset") and unexpected:
-            problems.append("unexpected: " + listed([c.quote for c in unexpected]))
+            problems.append("unexpected: " + _listed(unexpected))
+            evidence += [
+                Evidence(quote=c.quote, note="called, not expected")
+                for c in unexpected[:MAX_LISTED]
+            ]
         passed = not problems
-        evidence = [Evidence(quote=c.quote, note="expected, not called") for c in missing]
-        evidence = evidence[:MAX_LISTED] + [
-            Evidence(quote=c.quote, note="called, not expected") for c in unexpected[:MAX_LISTED]
-        ]
         summary = f"{case.mode}: {found.matched} of {len(case.expected)} expected calls matched"
         return Score(
             value=float(passed),

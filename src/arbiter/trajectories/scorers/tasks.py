@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -34,12 +34,8 @@ from arbiter.contract import (
     Example,
     FlowNode,
     FlowRun,
-    Handoff,
-    LlmCall,
     Output,
-    Retrieval,
     Score,
-    ToolCall,
     Trajectory,
 )
 from arbiter.scoring.base import ScoreFunction
@@ -94,14 +90,15 @@ class Task:
     """When it started, if known."""
     ended_at: datetime | None = None
     """When it ended, if known."""
+    span: tuple[float, float] | None = None
+    """Its start and end in epoch seconds, when both are known and it took time."""
 
-    @property
-    def span(self) -> tuple[float, float] | None:
-        """Its start and end in epoch seconds when both are known and it took time."""
-        if self.started_at is None or self.ended_at is None:
-            return None
-        start, end = _seconds(self.started_at), _seconds(self.ended_at)
-        return (start, end) if end > start else None
+
+def _span(started_at: datetime | None, ended_at: datetime | None) -> tuple[float, float] | None:
+    if started_at is None or ended_at is None:
+        return None
+    start, end = _seconds(started_at), _seconds(ended_at)
+    return (start, end) if end > start else None
 
 
 def _seconds(moment: datetime) -> float:
@@ -155,17 +152,19 @@ class TaskSet:
         return busy / union
 
 
-def _with_modes(drafts: list[tuple[TaskClass, str, datetime | None, datetime | None]]) -> TaskSet:
+_Draft = tuple[TaskClass, str, datetime | None, datetime | None]
+"""A task before its mode is known: class, name, start, end."""
+
+
+def _with_modes(drafts: list[_Draft]) -> TaskSet:
     """The tasks, each marked parallel when its span overlaps another's.
 
     Spans sorted by start form waves: a span starting before the latest end seen so
     far overlaps the span holding that end, so every member of a wave of two or more
     overlaps another member.
     """
-    drafted = [Task(kind, name, "sequential", start, end) for kind, name, start, end in drafts]
-    timed = sorted(
-        (*span, index) for index, task in enumerate(drafted) if (span := task.span) is not None
-    )
+    spans = [_span(start, end) for _, _, start, end in drafts]
+    timed = sorted((*span, index) for index, span in enumerate(spans) if span is not None)
     parallel: set[int] = set()
     wave: list[int] = []
     wave_end: float | None = None
@@ -181,39 +180,40 @@ def _with_modes(drafts: list[tuple[TaskClass, str, datetime | None, datetime | N
         parallel.update(wave)
     return TaskSet(
         tuple(
-            replace(task, mode="parallel") if index in parallel else task
-            for index, task in enumerate(drafted)
+            Task(kind, name, "parallel" if index in parallel else "sequential", start, end, span)
+            for index, ((kind, name, start, end), span) in enumerate(
+                zip(drafts, spans, strict=True)
+            )
         )
     )
 
 
-def _trajectory_drafts(
-    trajectory: Trajectory, internal: Collection[str]
-) -> Iterator[tuple[TaskClass, str, datetime | None, datetime | None]]:
-    work = [
-        index
-        for index, step in enumerate(trajectory.steps)
-        if isinstance(step, Retrieval | Handoff)
-        or (isinstance(step, ToolCall) and step.name not in internal)
-    ]
-    first_work = work[0] if work else None
-    for index, step in enumerate(trajectory.steps):
-        if isinstance(step, LlmCall):
-            planning = first_work is not None and index < first_work
-            yield (
-                "planning" if planning else "reasoning",
-                clip(step.model or "model", _NAME),
-                step.started_at,
-                step.ended_at,
-            )
-        elif isinstance(step, ToolCall):
-            if step.name not in internal:
-                yield "tool", clip(step.name, _NAME), step.started_at, step.ended_at
-        elif isinstance(step, Retrieval):
-            yield "tool", "retrieval", step.started_at, step.ended_at
+def _trajectory_drafts(trajectory: Trajectory, internal: Collection[str]) -> list[_Draft]:
+    steps = trajectory.steps
+    first_work = next(
+        (
+            index
+            for index, step in enumerate(steps)
+            if step.kind in ("retrieval", "handoff")
+            or (step.kind == "tool_call" and step.name not in internal)
+        ),
+        -1,  # no tool work: no model call was planning
+    )
+    drafts: list[_Draft] = []
+    for index, step in enumerate(steps):
+        if step.kind == "llm_call":
+            kind: TaskClass = "planning" if index < first_work else "reasoning"
+            name = step.model or "model"
+        elif step.kind == "tool_call":
+            if step.name in internal:
+                continue
+            kind, name = "tool", step.name
+        elif step.kind == "retrieval":
+            kind, name = "tool", "retrieval"
         else:
-            agent = step.trajectory.agent.name or "sub-agent"
-            yield "tool", clip(agent, _NAME), step.started_at, step.ended_at
+            kind, name = "tool", step.trajectory.agent.name or "sub-agent"
+        drafts.append((kind, clip(name, _NAME), step.started_at, step.ended_at))
+    return drafts
 
 
 def _node_class(node: FlowNode) -> TaskClass | None:
@@ -235,7 +235,7 @@ def classify_tasks(run: Trajectory | FlowRun, *, internal_tools: Collection[str]
         internal_tools: Framework tools that are scaffolding, not tasks.
     """
     if isinstance(run, FlowRun):
-        drafts: list[tuple[TaskClass, str, datetime | None, datetime | None]] = []
+        drafts: list[_Draft] = []
         for node in run.nodes:
             kind = _node_class(node)
             if kind is not None:
@@ -243,7 +243,7 @@ def classify_tasks(run: Trajectory | FlowRun, *, internal_tools: Collection[str]
                     (kind, clip(node.name or node.id, _NAME), node.started_at, node.ended_at)
                 )
         return _with_modes(drafts)
-    return _with_modes(list(_trajectory_drafts(run, frozenset(internal_tools))))
+    return _with_modes(_trajectory_drafts(run, frozenset(internal_tools)))
 
 
 def internal_tools(example: Example) -> frozenset[str]:
