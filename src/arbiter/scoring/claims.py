@@ -4,8 +4,8 @@ A *claim* is a sentence of the answer that carries at least one content word: th
 is split after ``.``, ``!`` or ``?`` followed by a space, and at line breaks (a list
 item is a claim of its own). *Content words* are the letter-or-digit runs of a text,
 case-folded, without English function words and pleasantries (:data:`STOPWORDS`) or
-lone letters, a
-plural ``s`` dropped from words of four letters or more (``orders`` meets ``order``).
+lone letters, a plural ``s`` dropped from words of four letters or more (``orders``
+meets ``order``; both sides are folded alike, so ``Paris`` meets ``Paris``).
 Underscores and punctuation split words, so a JSON key ``avg_delivery_days`` supplies
 ``avg``, ``delivery`` and ``day``.
 
@@ -16,7 +16,7 @@ grounding; whether the words are put together truthfully is a judge's question.
 
 Every function is linear in the length of its text: splitting and word finding are
 single regex passes whose alternatives cannot backtrack, and the number of claims
-read is capped (:data:`MAX_CLAIMS`).
+(and of sentences) read is capped (:data:`MAX_CLAIMS`).
 """
 
 from __future__ import annotations
@@ -64,9 +64,12 @@ STOPWORDS = frozenset(
 """Words that carry no claim of their own (function words, pleasantries)."""
 
 _WORD = re.compile(r"[^\W_]+")
-# A break after sentence punctuation and a space, or at a line break; the lookbehind is
-# one character and the space runs are matched once, so the split is linear.
-_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+# A break after sentence punctuation and a space, or at a line break. Each alternative
+# starts on one fixed character (the lookbehind's, or the newline) and then takes a
+# whole run of spaces, so no position is scanned twice: the split is linear. (A leading
+# ``\s*`` would rescan a long run of spaces from each of its positions.)
+_BREAK = re.compile(r"(?<=[.!?])\s+|\n\s*")
+_LIST_NUMBER = re.compile(r"[-*#>\s]*\(?[0-9]{1,3}[.)]")
 
 
 def _fold(word: str) -> str | None:
@@ -88,7 +91,7 @@ def content_words(text: str) -> list[str]:
         >>> content_words("The orders were shipped on 2024-03-05!")
         ['order', 'shipped', '2024', '03', '05']
     """
-    normalised = unicodedata.normalize("NFKC", text)
+    normalised = text if text.isascii() else unicodedata.normalize("NFKC", text)
     words = (_fold(match.group()) for match in _WORD.finditer(normalised))
     return [word for word in words if word is not None]
 
@@ -108,10 +111,10 @@ def claims_of(answer: str, *, limit: int = MAX_CLAIMS) -> tuple[list[Claim], boo
 
     Args:
         answer: The delivered text.
-        limit: Most claims read.
+        limit: Most claims read; at most ten times as many sentences are looked at.
 
     Returns:
-        The claims (sentences with a content word) and True when the answer had more.
+        The claims (sentences with a content word) and True when some text was not read.
 
     Examples:
         >>> [c.text for c in claims_of("Sure! Revenue was 4.2M. Hope this helps.")[0]]
@@ -119,24 +122,26 @@ def claims_of(answer: str, *, limit: int = MAX_CLAIMS) -> tuple[list[Claim], boo
     """
     claims: list[Claim] = []
     start = 0
-    for match in _BREAK.finditer(answer):
-        if _add(claims, answer[start : match.start()]) and len(claims) >= limit:
-            return claims, match.end() < len(answer.rstrip())
+    for sentences, match in enumerate(_BREAK.finditer(answer), start=1):
+        _add(claims, answer[start : match.start()])
         start = match.end()
-    if len(claims) < limit:
-        _add(claims, answer[start:])
+        if len(claims) >= limit or sentences >= 10 * limit:
+            return claims, bool(answer[start:].strip())
+    _add(claims, answer[start:])
     return claims, False
 
 
-def _add(claims: list[Claim], sentence: str) -> bool:
-    words = frozenset(content_words(sentence))
-    if not words:
-        return False
+def _add(claims: list[Claim], sentence: str) -> None:
+    """Append the sentence as a claim when it has a content word (a list item's number,
+    split off as a sentence of its own, is none)."""
     text = sentence.strip()
-    if len(text) > _MAX_CLAIM_CHARS:
-        text = text[:_MAX_CLAIM_CHARS] + " [...]"
-    claims.append(Claim(text, words))
-    return True
+    if len(text) <= 8 and _LIST_NUMBER.fullmatch(text):
+        return
+    words = frozenset(content_words(text))
+    if words:
+        if len(text) > _MAX_CLAIM_CHARS:
+            text = text[:_MAX_CLAIM_CHARS] + " [...]"
+        claims.append(Claim(text, words))
 
 
 def json_texts(value: JsonValue, *, limit: int = _MAX_JSON_NODES) -> Iterator[str]:

@@ -14,18 +14,17 @@ A call touches a source through its arguments, searched at any depth:
 - a *URL key* (``url``) touches the URL's host;
 - a *SQL key* (``sql``, ``query``) holds a statement whose ``FROM`` / ``JOIN`` targets
   are read: a qualified target's qualifier is a source (``crm`` of ``crm.customers``,
-  ``cat.schema`` of ``cat.schema.t``), an unqualified one adds none. String literals and comments are skipped, and a
-  ``FROM`` inside parentheses counts only after a ``SELECT`` at that depth (so
-  ``EXTRACT(YEAR FROM o.created_at)`` touches nothing). The statement is read by one
-  tokenising pass: linear in its length.
+  ``cat.schema`` of ``cat.schema.t``), an unqualified one adds none. String literals
+  and comments are skipped, and a ``FROM`` inside parentheses counts only after a
+  ``SELECT`` at that depth (so ``EXTRACT(YEAR FROM o.created_at)`` touches nothing).
+  The statement is read by one tokenising pass: linear in its length.
 
 Names are compared case-folded, without their quotes (``"Sales"``, ```sales```,
 ``[sales]``). A touch is in scope when what the call named (the table, when it named
 one) or one of its dotted prefixes is declared: ``sales`` covers ``sales.orders`` and
 ``sales.eu.orders``, and a scope may name single tables (``maintenance.work_orders``).
 A host is in scope when it or a parent domain is declared (``example.com`` covers
-``api.example.com``). System catalogs (:data:`SYSTEM_CATALOGS`)
-are always allowed.
+``api.example.com``). System catalogs (:data:`SYSTEM_CATALOGS`) are always allowed.
 """
 
 from __future__ import annotations

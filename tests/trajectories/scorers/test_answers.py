@@ -119,3 +119,10 @@ def test_a_string_assertion_that_is_not_strings_is_an_input_error(
 ) -> None:
     with pytest.raises(InputError, match="'must_contain' must be a list of non-empty strings"):
         score_run(must_contain, answered("x"), assertions)
+
+
+@pytest.mark.parametrize(
+    ("factory", "key"), [(must_contain, "must_contain"), (must_not_contain, "must_not_contain")]
+)
+def test_an_empty_string_list_asserts_nothing(factory: ScorerFactory, key: str) -> None:
+    assert score_run(factory, answered("anything"), {key: []}).passed is None

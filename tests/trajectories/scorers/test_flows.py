@@ -118,3 +118,10 @@ def test_flow_scorers_read_only_flows(factory: Any) -> None:
     turn = factory().function(example, Output(trajectory=Trajectory(final_answer="x")))
     assert turn.passed is None
     assert "flow run" in turn.explanation
+
+
+@pytest.mark.parametrize(
+    ("factory", "key"), [(required_nodes, "require_nodes"), (forbidden_nodes, "forbid_nodes")]
+)
+def test_an_empty_node_list_asserts_nothing(factory: Any, key: str) -> None:
+    assert score_run(factory, RUN, {key: []}).passed is None

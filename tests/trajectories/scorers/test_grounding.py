@@ -247,6 +247,8 @@ def test_grounded_overlap_claim_support_share_is_an_argument() -> None:
         "a. " * 300_000,  # sentences without a content word
         "x1. " * 250_000,  # a million-character answer of claims
         "." * 1_000_000,
+        "a" + " " * 999_998 + "b",  # one run of spaces, no line break
+        "a\n" + " \n" * 400_000,
     ],
 )
 def test_grounded_overlap_reads_a_megabyte_answer_of_hostile_text(answer: str) -> None:

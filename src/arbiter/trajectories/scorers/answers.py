@@ -10,7 +10,8 @@
 Strings are compared case-folded, in Unicode NFC, with runs of whitespace as one
 space; a string assertion may also be a single string. A run that delivered no answer
 fails ``must_contain`` and ``answer_regex`` and passes the other two (an empty answer
-says nothing forbidden and is short). Each abstains when the case sets no assertion.
+says nothing forbidden and is short). Each abstains when the case sets no assertion
+(an empty list is none).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def must_contain() -> ScoreFunction:
 
     def score(example: Example, output: Output) -> Score:
         wanted = _strings(example, "must_contain")
-        if wanted is None:
+        if not wanted:
             return Score(explanation="the case sets no must_contain")
         answer = _fold(_answer(output))
         missing = [item for item in wanted if _fold(item) not in answer]
@@ -84,7 +85,7 @@ def must_not_contain() -> ScoreFunction:
 
     def score(example: Example, output: Output) -> Score:
         forbidden = _strings(example, "must_not_contain")
-        if forbidden is None:
+        if not forbidden:
             return Score(explanation="the case sets no must_not_contain")
         raw = _answer(output)
         answer = _fold(raw)

@@ -13,7 +13,8 @@ the ``flow`` class, and no turn-shaped scorer runs on a flow.
   by ``max_steps``.
 
 A node is named by its id, its label or its type, compared case-folded: a case can
-require "the approval node" by whichever its author knows.
+require "the approval node" by whichever its author knows. An empty list asserts
+nothing: the scorer abstains.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def required_nodes() -> ScoreFunction:
 
     def score(example: Example, output: Output) -> Score:
         required = _names(example, "require_nodes")
-        if required is None:
+        if not required:
             return Score(explanation="the case sets no require_nodes")
         executed = _executed(_flow(output))
         missing = [name for name in required if name.casefold() not in executed]
@@ -134,7 +135,7 @@ def forbidden_nodes() -> ScoreFunction:
 
     def score(example: Example, output: Output) -> Score:
         forbidden = _names(example, "forbid_nodes")
-        if forbidden is None:
+        if not forbidden:
             return Score(explanation="the case sets no forbid_nodes")
         executed = _executed(_flow(output))
         ran = [name for name in forbidden if name.casefold() in executed]
