@@ -200,8 +200,19 @@ def test_grounded_overlap_takes_support_from_tool_results_sub_agents_and_the_que
 
 def test_grounded_overlap_reads_the_question_from_user_messages_without_a_case_query() -> None:
     call = LlmCall(input_messages=[ChatMessage(role="user", content="Compare Lisbon and Porto.")])
-    run = Trajectory(steps=[call], final_answer="Lisbon and Porto compared.")
-    assert score_run(grounded_overlap, run).value == 1.0
+    run = Trajectory(
+        steps=[call, ToolCall(name="weather", result={"lisbon": "sunny"})],
+        final_answer="Lisbon and Porto compared. Porto is rainy and cold.",
+    )
+    score = score_run(grounded_overlap, run)
+    assert score.value == 0.5  # rain and cold are nowhere; the rest echoes the question
+
+
+def test_grounded_overlap_abstains_when_the_question_is_all_the_support() -> None:
+    run = Trajectory(agent={"agent_class": "llm_only"}, final_answer="Paris is in France.")
+    score = score_run(grounded_overlap, run, query="Where is Paris?")
+    assert score.passed is None
+    assert "nothing was retrieved or returned" in score.explanation
 
 
 @pytest.mark.parametrize("kind", ["withheld", "annotated", "rewritten"])
@@ -307,6 +318,14 @@ def test_numeric_fidelity_takes_numbers_from_the_question_and_sub_agents() -> No
     assert score.value == 1.0
 
 
+def test_numeric_fidelity_takes_numbers_from_retrieved_chunks_too() -> None:
+    run = Trajectory(
+        steps=[lookup(0.9, text="Refunds within 30 days."), sql({"total": 45.2})],
+        final_answer="Refunds take 30 days; your order came to $45.20.",
+    )
+    assert score_run(numeric_fidelity, run).value == 1.0
+
+
 def test_numeric_fidelity_counts_numbers_of_a_failed_call_as_unfound() -> None:
     run = Trajectory(
         steps=[ToolCall(name="sql", error="timeout")], final_answer="Revenue was 5.2M."
@@ -318,7 +337,7 @@ def test_numeric_fidelity_counts_numbers_of_a_failed_call_as_unfound() -> None:
     ("run", "why"),
     [
         (Trajectory(steps=[sql(3)], final_answer="No numbers here."), "no number"),
-        (Trajectory(final_answer="Revenue was 5."), "called no tool"),
+        (Trajectory(final_answer="Revenue was 5."), "called no tool and retrieved nothing"),
         (Trajectory(steps=[sql(3)]), "no answer"),
         (
             Trajectory(steps=[sql(3)], final_answer="5", metadata={"answer_kind": "rewritten"}),

@@ -8,13 +8,14 @@
 - ``grounded_overlap``: the share of the answer's claims whose content words the
   support holds (:mod:`arbiter.scoring.claims`), banded by ``min_grounded_overlap``.
 - ``numeric_fidelity``: the share of the answer's figures found among the numbers of the
-  tool results (:mod:`arbiter.scoring.figures`), banded by ``min_numeric_fidelity``.
+  support (:mod:`arbiter.scoring.figures`), banded by ``min_numeric_fidelity``.
 
 The *support* of an answer is what the run looked up or was told: the text of every
 retrieved chunk, every tool result (strings, keys and numbers), the answers of its
 sub-agents (a coordinator composes from its experts), and the question. Echoing the
-user's own terms is not invention, so the question counts. Sub-agents' steps count as
-the coordinator's.
+user's own terms is not invention, so the question counts; but the question alone is
+no support: a run that looked nothing up (an ``llm_only`` agent answering from what the
+model knows) gets no grounding score. Sub-agents' steps count as the coordinator's.
 
 The *question* is the case input's ``query`` (or ``question``, ``input``, ``prompt``),
 else the user messages the run's own LLM calls were sent.
@@ -31,6 +32,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import Literal
+
+from pydantic import JsonValue
 
 from arbiter.contract import (
     Evidence,
@@ -110,16 +113,19 @@ def _question(example: Example, trajectory: Trajectory) -> list[str]:
     ]
 
 
-def _support(example: Example, trajectory: Trajectory) -> Iterator[str]:
-    """The support's texts: chunks, tool results, sub-agents' answers, the question."""
+def _looked_up(trajectory: Trajectory) -> Iterator[JsonValue]:
+    """What the run looked up or was told: chunk texts, tool results, sub-agents' answers."""
     for step in trajectory.walk():
         if isinstance(step, Retrieval):
             yield from (chunk.text for chunk in step.chunks if chunk.text)
-        elif isinstance(step, ToolCall):
-            yield from json_texts(step.result)
+        elif isinstance(step, ToolCall) and step.result is not None:
+            yield step.result
         elif isinstance(step, Handoff) and step.trajectory.final_answer:
             yield step.trajectory.final_answer
-    yield from _question(example, trajectory)
+
+
+def _looked_anything_up(trajectory: Trajectory) -> bool:
+    return any(isinstance(step, ToolCall | Retrieval) for step in trajectory.walk())
 
 
 @trajectory_scorer(name="expect_retrieval", dimension="retrieval", moment="retrieve")
@@ -281,7 +287,8 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
     A claim (a sentence with a content word) is backed when at least
     ``min_claim_support`` of its content words occur in the support: retrieved chunks,
     tool results, sub-agents' answers and the question. Abstains without an answer,
-    without support text, on an answer with no claim, and on a platform notice.
+    when nothing was retrieved or returned, on an answer with no claim, and on a
+    platform notice.
 
     Args:
         min_claim_support: The share of a claim's content words the support must hold.
@@ -298,9 +305,12 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
         if notice is not None:
             return notice
         vocabulary = Vocabulary()
-        vocabulary.add(_support(example, trajectory))
+        vocabulary.add(text for found in _looked_up(trajectory) for text in json_texts(found))
         if not vocabulary.words:
-            return Score(explanation="no support text: nothing retrieved, returned or asked")
+            # The question alone grounds nothing: an answer from the model's own
+            # knowledge (an llm_only agent) is not this scorer's to grade.
+            return Score(explanation="no support text: nothing was retrieved or returned")
+        vocabulary.add(_question(example, trajectory))
         claims, cut = claims_of(answer)
         if not claims:
             return Score(explanation="the answer makes no claim (no content word)")
@@ -329,12 +339,7 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
 
 
 def _source_numbers(example: Example, trajectory: Trajectory) -> NumberIndex:
-    numbers: list[float] = []
-    for step in trajectory.walk():
-        if isinstance(step, ToolCall):
-            numbers.extend(json_numbers(step.result))
-        elif isinstance(step, Handoff) and step.trajectory.final_answer:
-            numbers.extend(json_numbers(step.trajectory.final_answer))
+    numbers = [n for found in _looked_up(trajectory) for n in json_numbers(found)]
     for text in _question(example, trajectory):
         numbers.extend(json_numbers(text))
     return NumberIndex(numbers)
@@ -342,12 +347,13 @@ def _source_numbers(example: Example, trajectory: Trajectory) -> NumberIndex:
 
 @trajectory_scorer(name="numeric_fidelity", dimension="numeric_fidelity", moment="compose")
 def numeric_fidelity() -> ScoreFunction:
-    """The share of the answer's figures found in tool results, banded by ``min_numeric_fidelity``.
+    """The share of the answer's figures the support holds, banded by ``min_numeric_fidelity``.
 
-    A figure is found when a tool result (or a sub-agent's answer, or the question)
-    holds a number that rounds to it at its written precision; ``45%`` also stands for
-    0.45, ``1.2 million`` for 1,200,000 (:mod:`arbiter.scoring.figures`). Abstains when
-    the answer has no figure, when the run called no tool, and on a platform notice.
+    A figure is found when a tool result (or a retrieved chunk, a sub-agent's answer, the
+    question) holds a number that rounds to it at its written precision; ``45%`` also
+    stands for 0.45, ``1.2 million`` for 1,200,000 (:mod:`arbiter.scoring.figures`).
+    Abstains when the answer has no figure, when the run neither called a tool nor
+    retrieved anything, and on a platform notice.
     """
 
     def score(example: Example, output: Output) -> Score:
@@ -362,8 +368,8 @@ def numeric_fidelity() -> ScoreFunction:
         figures = list(figures_in(answer))
         if not figures:
             return Score(explanation="the answer has no number")
-        if not any(isinstance(step, ToolCall) for step in trajectory.walk()):
-            return Score(explanation="the run called no tool to take numbers from")
+        if not _looked_anything_up(trajectory):
+            return Score(explanation="the run called no tool and retrieved nothing")
         index = _source_numbers(example, trajectory)
         missing = [figure for figure in figures if not index.holds(figure)]
         share = (len(figures) - len(missing)) / len(figures)
