@@ -259,3 +259,47 @@ def test_any_json_arguments_match_themselves_in_every_argument_mode(
     score = grade(trajectory_match, run(tool("t", arguments)), case)
     assert score.passed is True
     assert len(score.explanation) < 2_000
+
+
+def _random_arguments(rng: random.Random) -> dict[str, int]:
+    return {key: rng.randint(0, 1) for key in rng.sample(["a", "b", "c"], rng.randint(0, 3))}
+
+
+def _matches(arg: str, made: dict[str, int], wanted: dict[str, int]) -> bool:
+    """The argument modes, written out by hand on plain dicts."""
+    if arg == "ignore":
+        return True
+    if arg == "exact":
+        return made == wanted
+    small, large = (made, wanted) if arg == "subset" else (wanted, made)
+    return small.items() <= large.items()
+
+
+@pytest.mark.parametrize("arg", ARGS)
+@pytest.mark.parametrize("seed", range(15))
+def test_the_pairing_is_as_large_as_scipys_maximum_bipartite_matching(seed: int, arg: Any) -> None:
+    from scipy.sparse import csr_matrix  # type: ignore[import-untyped]
+    from scipy.sparse.csgraph import maximum_bipartite_matching  # type: ignore[import-untyped]
+
+    rng = random.Random(seed)
+    made = [(rng.choice("xy"), _random_arguments(rng)) for _ in range(rng.randint(0, 14))]
+    wanted = [(rng.choice("xy"), _random_arguments(rng)) for _ in range(rng.randint(1, 10))]
+    edges = [[int(m[0] == w[0] and _matches(arg, m[1], w[1])) for m in made] for w in wanted]
+    reference = maximum_bipartite_matching(csr_matrix(edges, shape=(len(wanted), len(made))))
+    found = match_calls(
+        [ComparedCall.of(*call) for call in made],
+        [ComparedCall.of(*call) for call in wanted],
+        lambda name: arg,
+    )
+    assert found.matched == int((reference >= 0).sum())
+    assert all(edges[e][a] for e, a in found.pairs.items())
+    assert len(set(found.pairs.values())) == found.matched
+
+
+def test_a_long_list_of_unexpected_calls_is_named_five_at_a_time() -> None:
+    calls = run(A, B, *(tool("noise", {"i": i}) for i in range(50)))
+    case = {"expected_tool_calls": EXPECTED, "match_mode": "unordered"}
+    score = grade(trajectory_match, calls, case)
+    assert score.explanation.endswith('noise({"i":4}) (+45 more)')
+    assert len(score.evidence) == 5
+    assert score.metadata["unexpected"] == 50

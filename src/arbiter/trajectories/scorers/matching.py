@@ -151,54 +151,90 @@ def match_calls(
 ) -> CallMatch:
     """A maximum pairing of expected calls with agent calls of the same tool.
 
-    Candidates are grouped by tool name, so the work is the calls of one tool times
-    the expected calls of that tool: linear in the run for a given case. Each expected
-    call looks for a free agent call, taking one from an earlier expected call when
-    that one can move to another (augmenting paths), which makes the pairing maximum.
+    Identical expected calls share one list of candidates (the agent's calls of that
+    tool whose arguments match), found by lookup for ``exact`` and ``ignore`` and by
+    comparison for ``subset`` / ``superset`` (the distinct expected calls times the
+    agent's calls of their tools): linear in the run for a given case. Each
+    expected call first takes the next free candidate; one left without then looks for
+    an augmenting path (Kuhn's algorithm: a candidate is taken from another expected
+    call that can move to a different one), which makes the pairing maximum.
     """
     by_name: dict[str, list[int]] = {}
     for index, call in enumerate(actual):
         by_name.setdefault(call.name, []).append(index)
-    candidates: list[list[int]] = []
+    by_key: dict[tuple[str, str], list[int]] | None = None  # for exact matches, on demand
+    shared: dict[tuple[str, str], list[int]] = {}
+    keys: list[tuple[str, str]] = []
     for call in expected:
+        key = (call.name, call.canonical)
+        keys.append(key)
+        if key in shared:
+            continue
         mode = arg_mode(call.name)
-        candidates.append(
-            [i for i in by_name.get(call.name, []) if _arguments_match(mode, actual[i], call)]
-        )
+        if mode == "ignore":
+            shared[key] = by_name.get(call.name, [])
+        elif mode == "exact" or call.fields is None:
+            if by_key is None:
+                by_key = {}
+                for name in {c.name for c in expected}:
+                    for i in by_name.get(name, []):
+                        by_key.setdefault((name, actual[i].canonical), []).append(i)
+            shared[key] = by_key.get(key, [])
+        else:
+            shared[key] = [
+                i for i in by_name.get(call.name, []) if _arguments_match(mode, actual[i], call)
+            ]
+    candidates = [shared[key] for key in keys]
     owner: dict[int, int] = {}  # actual index -> expected index
-
-    def augment(root: int) -> bool:
-        # Kuhn's augmenting path, searched depth first with an explicit stack.
-        seen: set[int] = set()
-        path: list[int] = [root]  # expected calls on the path
-        taken: list[int] = []  # the agent call each of them would take
-        position: list[int] = [0]
-        while path:
-            options = candidates[path[-1]]
-            i = position[-1]
-            while i < len(options) and options[i] in seen:
-                i += 1
-            if i == len(options):  # a dead end: back up one expected call
-                path.pop()
-                position.pop()
-                if taken:
-                    taken.pop()
-                continue
-            position[-1] = i + 1
-            chosen = options[i]
-            seen.add(chosen)
-            taken.append(chosen)
-            if chosen not in owner:
-                for e, a in zip(path, taken, strict=True):
-                    owner[a] = e
-                return True
-            path.append(owner[chosen])
-            position.append(0)
-        return False
-
-    for e in range(len(expected)):
-        augment(e)
+    # A matched agent call stays matched (an augmenting path only hands it on), so a
+    # cursor over each shared candidate list never needs to step back.
+    cursor = dict.fromkeys(shared, 0)
+    unmatched: list[int] = []
+    for e, key in enumerate(keys):
+        options, at = shared[key], cursor[key]
+        while at < len(options) and options[at] in owner:
+            at += 1
+        cursor[key] = at
+        if at < len(options):
+            owner[options[at]] = e
+        else:
+            unmatched.append(e)
+    # Calls a failed search visited cannot reach a free call until the pairing changes,
+    # so they stay marked across failures and are cleared only after a success.
+    seen: set[int] = set()
+    for e in unmatched:
+        if _augment(e, candidates, owner, seen):
+            seen.clear()
     return CallMatch(actual, expected, {e: a for a, e in owner.items()})
+
+
+def _augment(root: int, candidates: list[list[int]], owner: dict[int, int], seen: set[int]) -> bool:
+    """Kuhn's augmenting path from expected call ``root``, depth first on a stack."""
+    path: list[int] = [root]  # expected calls on the path
+    taken: list[int] = []  # the agent call each of them would take
+    position: list[int] = [0]
+    while path:
+        options = candidates[path[-1]]
+        i = position[-1]
+        while i < len(options) and options[i] in seen:
+            i += 1
+        if i == len(options):  # a dead end: back up one expected call
+            path.pop()
+            position.pop()
+            if taken:
+                taken.pop()
+            continue
+        position[-1] = i + 1
+        chosen = options[i]
+        seen.add(chosen)
+        taken.append(chosen)
+        if chosen not in owner:
+            for e, a in zip(path, taken, strict=True):
+                owner[a] = e
+            return True
+        path.append(owner[chosen])
+        position.append(0)
+    return False
 
 
 @dataclass(frozen=True)
