@@ -14,6 +14,7 @@ from collections import Counter
 from arbiter.contract import Evidence, Example, Output, Score, ToolCall, Trajectory
 from arbiter.scoring.base import ScoreFunction
 from arbiter.trajectories.scorers.calls import (
+    MAX_LISTED,
     TOOL_CLASSES,
     canonical_json,
     clip,
@@ -77,7 +78,7 @@ def required_tools() -> ScoreFunction:
             ),
             evidence=[
                 Evidence(quote=clip(name, _NAME), note="required, never called")
-                for name in missing[:5]
+                for name in missing[:MAX_LISTED]
             ],
             metadata={"missing": _names(missing)},
         )
@@ -90,6 +91,7 @@ def forbidden_tools() -> ScoreFunction:
     """No tool the case forbids was called.
 
     Reads the assertion ``must_not_call`` (a tool name or a list); abstains without it.
+    Its value is the number of forbidden calls made.
     """
 
     def score(example: Example, output: Output) -> Score:
@@ -107,11 +109,11 @@ def forbidden_tools() -> ScoreFunction:
             explanation=(
                 "no forbidden tool was called"
                 if passed
-                else f"{len(hits)} forbidden calls: " + listed(names)
+                else f"{len(hits)} forbidden call{'' if len(hits) == 1 else 's'}: " + listed(names)
             ),
             evidence=[
                 Evidence(quote=quote_call(call.name, call.arguments), note="forbidden call")
-                for call in hits[:5]
+                for call in hits[:MAX_LISTED]
             ],
             metadata={"called": names},
         )
@@ -143,7 +145,7 @@ def tool_success_rate() -> ScoreFunction:
                 quote=quote_call(call.name, call.arguments),
                 note=f"failed: {clip(call.error or '', 120)}",
             )
-            for call in failed[:5]
+            for call in failed[:MAX_LISTED]
         ]
         result.metadata.update(calls=len(calls), failed=len(failed))
         return result
@@ -251,7 +253,7 @@ def self_correction() -> ScoreFunction:
         result.explanation = f"{len(corrected)} self-corrections; {result.explanation}"
         result.evidence = [
             Evidence(quote=quote_call(call.name, call.arguments), note="succeeded after a failure")
-            for call in corrected[:5]
+            for call in corrected[:MAX_LISTED]
         ]
         return result
 
