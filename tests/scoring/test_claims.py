@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from arbiter.scoring.claims import Vocabulary, claims_of, content_words, json_texts
+from arbiter.scoring.claims import Vocabulary, claims_of, content_words, json_text
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def test_claims_are_sentences_and_list_items_with_a_content_word() -> None:
         "- EU sales up",
         "Margins held?",  # the list number is no claim
     ]
-    assert claims[0].words == {"revenue", "grew", "4", "2", "q3"}
+    assert claims[0].words == {"revenue", "grew", "4.2", "q3"}
     assert cut is False
 
 
@@ -44,9 +44,19 @@ def test_claims_beyond_the_limit_are_left_unread_and_said_so() -> None:
     assert cut is True
 
 
-def test_json_texts_reads_keys_strings_and_numbers_in_order() -> None:
-    value: JsonValue = {"total_orders": 42, "ok": True, "rows": [["EU", None, 1.5]]}
-    assert list(json_texts(value)) == ["total_orders", "42", "ok", "rows", "EU", "1.5"]
+def test_json_text_holds_keys_strings_and_numbers_with_escapes_as_spaces() -> None:
+    value: JsonValue = {"total_orders": 42, "rows": [["EU\nwest", None, 1.5]]}
+    assert content_words(json_text(value)) == [
+        "total",
+        "order",
+        "42",
+        "row",
+        "eu",
+        "west",
+        "null",
+        "1.5",
+    ]
+    assert json_text("as is") == "as is"
 
 
 def test_a_vocabulary_supports_a_claim_by_its_share_of_known_words() -> None:
@@ -70,3 +80,26 @@ def test_a_vocabulary_reads_support_up_to_its_character_budget() -> None:
 def test_claims_of_reads_a_megabyte_of_hostile_text(answer: str) -> None:
     claims, _ = claims_of(answer)
     assert len(claims) <= 5_000
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("1,234.50", ["1234.5"]),
+        ("1234.5", ["1234.5"]),
+        ("03", ["3"]),
+        ("1,2,3", ["1", "2", "3"]),  # not thousands groups
+        ("1,2345", ["1", "2345"]),
+        ("9" * 400, ["9" * 400]),  # too large for a float: kept as written
+    ],
+)
+def test_a_number_is_one_word_compared_by_its_value(text: str, words: list[str]) -> None:
+    assert content_words(text) == words
+
+
+def test_json_text_walks_a_value_json_cannot_write() -> None:
+    deep: JsonValue = "core"
+    for _ in range(5_000):
+        deep = [deep]
+    value: JsonValue = {"huge": 10**5000, "note": "kept", "deep": deep}
+    assert content_words(json_text(value)) == ["huge", "note", "deep", "core", "kept"]

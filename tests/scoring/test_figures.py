@@ -67,10 +67,25 @@ def test_an_index_finds_a_figure_within_its_written_precision(answer: str, found
     assert index.holds(figure) is found
 
 
-def test_json_numbers_reads_numbers_and_the_figures_of_strings() -> None:
-    value: JsonValue = {"n": 3, "flag": True, "note": "up 45% to 1,200", "big": 10**400}
-    assert sorted(json_numbers(value)) == [0.45, 3.0, 45.0, 1200.0]
+def test_json_numbers_reads_numbers_strings_and_keys_without_markers() -> None:
+    value: JsonValue = {"n": 3, "flag": True, "note": "up 45% to 1,200", "2024": [1, 2]}
+    assert sorted(json_numbers(value)) == [0.45, 1.0, 2.0, 3.0, 45.0, 1200.0, 2024.0]
 
 
 def test_figures_in_stops_at_its_limit_on_a_text_of_numbers() -> None:
     assert len(list(figures_in("1 " * 500_000))) == 10_000
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [("Revenue rose [1].", []), ("as noted [^2] and [1, 3]", []), ("the range [1.5]", [1.5])],
+)
+def test_citation_markers_are_not_figures(text: str, values: list[float]) -> None:
+    assert [f.value for f in figures_in(text)] == values
+
+
+@pytest.mark.parametrize("text", ["0e99999", "0e" + "9" * 5000, "5e-99999", "1e400"])
+def test_an_extreme_exponent_is_read_without_overflow(text: str) -> None:
+    values = [f.value for f in figures_in(text)]
+    assert values in ([0.0], [5.0], [])
+    assert list(json_numbers({"x": text})) == values

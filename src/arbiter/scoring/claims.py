@@ -7,7 +7,8 @@ case-folded, without English function words and pleasantries (:data:`STOPWORDS`)
 lone letters, a plural ``s`` dropped from words of four letters or more (``orders``
 meets ``order``; both sides are folded alike, so ``Paris`` meets ``Paris``).
 Underscores and punctuation split words, so a JSON key ``avg_delivery_days`` supplies
-``avg``, ``delivery`` and ``day``.
+``avg``, ``delivery`` and ``day``. A number is one word, compared by its value:
+``1,234.50`` in an answer meets ``1234.5`` in a tool result.
 
 A claim is *supported* when at least a given share of its content words occur in the
 support's vocabulary. This is lexical evidence, not entailment: it catches an answer
@@ -21,6 +22,8 @@ single regex passes whose alternatives cannot backtrack, and the number of claim
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -35,15 +38,13 @@ __all__ = [
     "Vocabulary",
     "claims_of",
     "content_words",
-    "json_texts",
+    "json_text",
 ]
 
 MAX_CLAIMS = 5_000
 """Claims of one answer read; the rest is not graded (and the cut is reported)."""
 _MAX_CLAIM_CHARS = 2_000
 """Characters of a claim kept for quoting."""
-_MAX_JSON_NODES = 200_000
-"""JSON nodes of one value read for text."""
 
 STOPWORDS = frozenset(
     """\
@@ -63,7 +64,12 @@ STOPWORDS = frozenset(
 )
 """Words that carry no claim of their own (function words, pleasantries)."""
 
-_WORD = re.compile(r"[^\W_]+")
+# A token is a number as written (thousands separators in groups of three, a decimal
+# part) or a run of letters and digits. Every alternative ends where its characters end
+# and the thousands groups are fixed-width, so matching is linear.
+_TOKEN = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|[^\W_]+")
+_BATCH_CHARS = 65_536
+"""Support texts are read in batches of about this many characters."""
 # A break after sentence punctuation and a space, or at a line break. Each alternative
 # starts on one fixed character (the lookbehind's, or the newline) and then takes a
 # whole run of spaces, so no position is scanned twice: the split is linear. (A leading
@@ -72,28 +78,37 @@ _BREAK = re.compile(r"(?<=[.!?])\s+|\n\s*")
 _LIST_NUMBER = re.compile(r"[-*#>\s]*\(?[0-9]{1,3}[.)]")
 
 
-def _fold(word: str) -> str | None:
-    """The word as compared, or None for a stopword or a lone letter (what an apostrophe
-    leaves: ``it's``, ``I'm``)."""
-    folded = word.casefold()
-    if folded in STOPWORDS or (len(folded) == 1 and not folded.isdigit()):
+def _fold(token: str) -> str | None:
+    """A case-folded token as compared: a number by its value (``1,234.50`` and
+    ``1234.5`` alike), a word without a plural ``s``; None for a stopword or a lone
+    letter (what an apostrophe leaves: ``it's``, ``I'm``)."""
+    if token[0] in "0123456789":  # the number alternatives come first: a number
+        number = float(token.replace(",", ""))
+        if number.is_integer() and number < 1e15:
+            return str(int(number))
+        return repr(number) if math.isfinite(number) else token
+    if token in STOPWORDS or len(token) == 1:
         return None
-    if len(folded) >= 4 and folded.endswith("s") and not folded.endswith("ss"):
-        folded = folded[:-1]
-        return None if folded in STOPWORDS else folded
-    return folded
+    if len(token) >= 4 and token.endswith("s") and not token.endswith("ss"):
+        token = token[:-1]
+        return None if token in STOPWORDS else token
+    return token
+
+
+def _normalised(text: str) -> str:
+    """NFKC (full-width letters, ligatures) and case folding, once per text."""
+    return (text if text.isascii() else unicodedata.normalize("NFKC", text)).casefold()
 
 
 def content_words(text: str) -> list[str]:
     """The content words of ``text``, in order, with repeats.
 
     Examples:
-        >>> content_words("The orders were shipped on 2024-03-05!")
-        ['order', 'shipped', '2024', '03', '05']
+        >>> content_words("The orders were shipped on 2024-03-05, worth $1,234.50!")
+        ['order', 'shipped', '2024', '3', '5', 'worth', '1234.5']
     """
-    normalised = text if text.isascii() else unicodedata.normalize("NFKC", text)
-    words = (_fold(match.group()) for match in _WORD.finditer(normalised))
-    return [word for word in words if word is not None]
+    folded = (_fold(token) for token in _TOKEN.findall(_normalised(text)))
+    return [word for word in folded if word is not None]
 
 
 @dataclass(frozen=True)
@@ -144,30 +159,44 @@ def _add(claims: list[Claim], sentence: str) -> None:
         claims.append(Claim(text, words))
 
 
-def json_texts(value: JsonValue, *, limit: int = _MAX_JSON_NODES) -> Iterator[str]:
-    """The text a JSON value holds: strings, object keys and numbers, depth first.
+_ESCAPE = re.compile(r"\\[nrtbf]")
+
+
+def json_text(value: JsonValue) -> str:
+    """The text of a JSON value as one string: its keys, strings and numbers.
+
+    A string is itself; anything else is its JSON (written in C, so a large tool result
+    costs one pass), with the escapes that would glue a letter to the next word
+    (``\\n``, ``\\t``) turned back into spaces.
 
     Examples:
-        >>> list(json_texts({"total_orders": 42, "rows": [["EU", True]]}))
-        ['total_orders', '42', 'rows', 'EU']
+        >>> content_words(json_text({"total_orders": 42, "rows": [["EU\\nwest", True]]}))
+        ['total', 'order', '42', 'row', 'eu', 'west', 'true']
     """
+    if isinstance(value, str):
+        return value
+    try:
+        written = json.dumps(value, ensure_ascii=False, check_circular=False)
+    except (RecursionError, ValueError, TypeError):  # too deep, an int past str()'s limit
+        return "\n".join(_leaves(value))
+    return _ESCAPE.sub(" ", written)
+
+
+def _leaves(value: JsonValue, limit: int = 1_000_000) -> Iterator[str]:
+    """The keys and strings of a JSON value, walked without recursion (at most ``limit``
+    nodes); numbers are left out, since one of them is what made ``json.dumps`` fail."""
     stack: list[JsonValue] = [value]
-    seen = 0
-    while stack and seen < limit:
+    for _ in range(limit):
+        if not stack:
+            return
         node = stack.pop()
-        seen += 1
         if isinstance(node, str):
             yield node
-        elif isinstance(node, bool) or node is None:
-            continue
-        elif isinstance(node, int | float):
-            yield repr(node) if isinstance(node, float) else str(node)
         elif isinstance(node, dict):
-            for key, item in reversed(list(node.items())):
-                stack.append(item)
-                stack.append(key)
-        else:
-            stack.extend(reversed(node))
+            yield from node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 class Vocabulary:
@@ -186,15 +215,28 @@ class Vocabulary:
 
     def add(self, texts: Iterable[str]) -> None:
         """Read the content words of each text, while the character budget lasts."""
+        batch: list[str] = []
+        size = 0
         for text in texts:
             if self.chars + len(text) > self._budget:
                 text = text[: max(self._budget - self.chars, 0)]
                 self.truncated = True
-            if text:
-                self.chars += len(text)
-                self.words.update(content_words(text))
+            self.chars += len(text)
+            batch.append(text)
+            size += len(text)
+            if size >= _BATCH_CHARS:
+                self._read("\n".join(batch))
+                batch, size = [], 0
             if self.truncated:
-                return
+                break
+        self._read("\n".join(batch))
+
+    def _read(self, text: str) -> None:
+        # Distinct tokens first (in C), so a repetitive support is folded once per word.
+        for token in set(_TOKEN.findall(_normalised(text))):
+            word = _fold(token)
+            if word is not None:
+                self.words.add(word)
 
     def support(self, claim: Claim) -> float:
         """The share of the claim's content words the vocabulary holds."""

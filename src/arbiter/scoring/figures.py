@@ -11,7 +11,8 @@ decimals, exponent: :mod:`arbiter.scoring.numeric`), plus what people write arou
   0.1234.
 
 Signs are compared as magnitudes: "fell 5%" and a source's -0.05 are the same figure.
-An ordered-list marker at the start of a line (``1.``, ``2)``) is not a figure.
+An ordered-list marker at the start of a line (``1.``, ``2)``) and a citation marker
+(``[2]``, ``[1, 3]``) are not figures.
 
 A :class:`NumberIndex` holds the source numbers sorted, so each figure is looked up by
 bisection: checking an answer costs its figures times the log of the source's.
@@ -27,15 +28,31 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
+from arbiter.scoring.claims import json_text
+
 # The numeric scorer's grammar of a written number, so both read numbers alike.
 from arbiter.scoring.numeric import _NUMBER
 
-__all__ = ["Figure", "NumberIndex", "figures_in", "json_numbers"]
+__all__ = [
+    "MAX_FIGURES",
+    "MAX_SOURCE_FIGURES",
+    "Figure",
+    "NumberIndex",
+    "figures_in",
+    "json_numbers",
+]
 
 MAX_FIGURES = 10_000
-"""Figures of one text read."""
-_MAX_JSON_NODES = 200_000
-"""JSON nodes of one value read for numbers."""
+"""Figures of one answer read."""
+MAX_SOURCE_FIGURES = 200_000
+"""Figures of one source value (a tool result) read."""
+# The numeric grammar without its sign (magnitudes are compared) and without the
+# ``.5`` form JSON never writes: starting on a digit, it is several times faster to
+# search than the full one, and a source is the bulk of what is read.
+_MAGNITUDE = re.compile(
+    r"(?P<body>(?:[0-9]{1,3}(?:,[0-9]{3}(?![0-9]))+|[0-9]+)(?:\.[0-9]+)?)"
+    r"(?P<exponent>[eE][-+]?[0-9]+)?"
+)
 
 _SCALES = {
     "thousand": 1e3,
@@ -92,8 +109,25 @@ def _list_marker(text: str, start: int, end: int) -> bool:
     return start - line_start < 16 and text[line_start:start].strip(" \t*-#>") == ""
 
 
-def figures_in(text: str, *, limit: int = MAX_FIGURES) -> Iterator[Figure]:
+def _citation_marker(text: str, start: int, end: int) -> bool:
+    """Whether the integer at ``start:end`` sits in a citation marker (``[2]``, ``[^1]``,
+    ``[1, 3]``): looked for no further than 40 characters either side."""
+    opening = text.rfind("[", max(start - 40, 0), start)
+    closing = text.find("]", end, end + 40)
+    if opening < 0 or closing < 0:
+        return False
+    inside = text[opening + 1 : closing]
+    return bool(inside) and all(c.isdigit() or c in ",; ^" for c in inside)
+
+
+def figures_in(text: str, *, limit: int = MAX_FIGURES, markers: bool = True) -> Iterator[Figure]:
     """The figures of ``text``, in order (at most ``limit``).
+
+    Args:
+        text: The text.
+        limit: Most figures read.
+        markers: Leave out list and citation markers (an answer's); False for a source,
+            where ``[1, 2]`` is data.
 
     Examples:
         >>> [(f.value, f.tolerance, f.percent) for f in figures_in("Up 12.5% to $1.2 million")]
@@ -103,17 +137,14 @@ def figures_in(text: str, *, limit: int = MAX_FIGURES) -> Iterator[Figure]:
     for found in _NUMBER.finditer(text):
         body = found["body"]
         start, end = found.start(), found.end()
-        if found["exponent"] is None and "." not in body and _list_marker(text, start, end):
+        plain = markers and found["exponent"] is None and "." not in body
+        if plain and (_list_marker(text, start, end) or _citation_marker(text, start, end)):
             continue
-        try:
-            magnitude = abs(float(body.replace(",", "") + (found["exponent"] or "")))
-        except OverflowError:  # pragma: no cover - float() returns inf, never raises here
-            continue
+        magnitude = abs(float(body.replace(",", "") + (found["exponent"] or "")))
         if not math.isfinite(magnitude):
             continue
         decimals = len(body.partition(".")[2])
-        exponent = int(found["exponent"][1:]) if found["exponent"] else 0
-        tolerance = 0.5 * 10.0 ** (exponent - decimals)
+        tolerance = 0.5 * 10.0 ** max(min(_exponent(found["exponent"]) - decimals, 300), -300)
         after = _AFTER.match(text, end)
         percent = False
         written_end = end
@@ -131,35 +162,38 @@ def figures_in(text: str, *, limit: int = MAX_FIGURES) -> Iterator[Figure]:
             return
 
 
-def json_numbers(value: JsonValue, *, limit: int = _MAX_JSON_NODES) -> Iterator[float]:
-    """The numbers a JSON value holds: its numbers, and the figures of its strings."""
-    stack: list[JsonValue] = [value]
-    seen = 0
-    while stack and seen < limit:
-        node = stack.pop()
-        seen += 1
-        if isinstance(node, bool) or node is None:
+def _exponent(written: str | None) -> int:
+    """An exponent as written (``e-3``), clamped: ``0e99999`` is zero, not an overflow."""
+    if not written:
+        return 0
+    digits = written[1:]
+    if len(digits.lstrip("+-")) > 4:
+        return -9999 if digits.startswith("-") else 9999
+    return int(digits)
+
+
+def json_numbers(value: JsonValue) -> Iterator[float]:
+    """The numbers a JSON value holds: in its numbers, strings and keys (a pivot table's
+    ``"2024"``), as figures without their precision (a percent counts as both of its
+    values)."""
+    text = json_text(value)
+    for count, found in enumerate(_MAGNITUDE.finditer(text)):
+        if count >= MAX_SOURCE_FIGURES:
+            return
+        magnitude = abs(float(found["body"].replace(",", "") + (found["exponent"] or "")))
+        if not math.isfinite(magnitude):
             continue
-        if isinstance(node, int | float):
-            try:
-                number = abs(float(node))
-            except OverflowError:  # an integer too large for a float
-                continue
-            if math.isfinite(number):
-                yield number
-        elif isinstance(node, str):
-            yield from _text_numbers(node)
-        elif isinstance(node, dict):
-            stack.extend(node.values())
+        end = found.end()
+        following = text[end : end + 1]
+        # Only a percent sign, a space or a letter can start what _AFTER reads.
+        after = _AFTER.match(text, end) if following and following not in ',."]}:' else None
+        if after is None:
+            yield magnitude
+        elif after["percent"]:
+            yield magnitude
+            yield magnitude / 100
         else:
-            stack.extend(node)
-
-
-def _text_numbers(text: str) -> Iterator[float]:
-    for figure in figures_in(text):
-        yield figure.value
-        if figure.percent:
-            yield figure.value / 100
+            yield magnitude * _SCALES[after["word"] or after["letter"]]
 
 
 class NumberIndex:
@@ -174,15 +208,6 @@ class NumberIndex:
 
     def __len__(self) -> int:
         return len(self._sorted)
-
-    @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> NumberIndex:
-        """The numbers written in some texts (a percent counts as both of its values)."""
-        return cls(n for text in texts for n in _text_numbers(text))
-
-    def merged(self, other: NumberIndex) -> NumberIndex:
-        """The numbers of both indexes."""
-        return NumberIndex([*self._sorted, *other._sorted])
 
     def holds(self, figure: Figure) -> bool:
         """Whether some source number lies within the figure's tolerance of it."""

@@ -17,7 +17,7 @@ A call touches a source through its arguments, searched at any depth:
   ``cat.schema`` of ``cat.schema.t``), an unqualified one adds none. String literals
   and comments are skipped, and a ``FROM`` inside parentheses counts only after a
   ``SELECT`` at that depth (so ``EXTRACT(YEAR FROM o.created_at)`` touches nothing).
-  The statement is read by one tokenising pass: linear in its length.
+  The statement is read in time linear in its length.
 
 Names are compared case-folded, without their quotes (``"Sales"``, ```sales```,
 ``[sales]``). A touch is in scope when what the call named (the table, when it named
@@ -33,6 +33,7 @@ import re
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -76,6 +77,8 @@ _MAX_NODES = 10_000
 """JSON nodes of one call's arguments searched for keys (the rest is not read)."""
 _MAX_VALUE_CHARS = 1_000_000
 """Characters of one SQL statement read."""
+_CACHED_CHARS = 4_096
+"""Statements up to this long have their targets cached (1,024 of them)."""
 _MAX_NAME_CHARS = 1_000
 """Longest source name kept; a longer value is not a name."""
 
@@ -131,27 +134,29 @@ def _host(value: str) -> str | None:
     return host.rstrip(".") if host else None
 
 
-# One token per match, every character covered (``other``), each alternative linear in
-# the token it matches: a pass over a statement is linear in its length.
-_SQL_TOKEN = re.compile(
-    r"""(?P<space>\s+)
-    |(?P<literal>'[^']*(?:'|\Z))
-    |(?P<quoted>"[^"]*(?:"|\Z)|`[^`]*(?:`|\Z)|\[[^\]]*(?:\]|\Z))
-    |(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
-    |(?P<word>[^\W\d][\w$#@]*)
-    |(?P<other>.)""",
-    re.VERBOSE | re.DOTALL,
+# What matters in a statement, found by a search that skips the rest in C: literals,
+# quoted identifiers and comments (consumed whole, so nothing inside them counts),
+# parentheses, and the keywords SELECT / FROM / JOIN. Each alternative ends where its
+# characters end, so the searches of one statement take time linear in its length.
+_SQL_EVENT = re.compile(
+    r"""'[^']*(?:'|\Z)
+    |"[^"]*(?:"|\Z)|`[^`]*(?:`|\Z)|\[[^\]]*(?:\]|\Z)
+    |--[^\n]*|/\*.*?(?:\*/|\Z)
+    |(?P<paren>[()])
+    |(?<![\w$#@])(?P<keyword>select|from|join)(?![\w$#@])""",
+    re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
-_NAME_TOKENS = frozenset({"word", "quoted"})
-
-
-def _sql_tokens(statement: str) -> Iterator[tuple[str, str]]:
-    """(kind, text) of each token but spaces and comments; literals kept as a marker."""
-    for match in _SQL_TOKEN.finditer(statement):
-        kind = match.lastgroup or "other"
-        if kind in ("space", "comment"):
-            continue
-        yield kind, match.group()
+# A name: a bare identifier or a quoted one (bounded, so an unterminated quote costs
+# little); a target: dotted names. Matched at one position, never searched.
+_NAME = r"""(?:[^\W\d][\w$#@]*|"[^"]{1,256}"|`[^`]{1,256}`|\[[^\]]{1,256}\])"""
+_TARGET = re.compile(rf"\s*({_NAME}(?:\s*\.\s*{_NAME})*)")
+_ALIAS = re.compile(r"\s*(?:as\s+)?([^\W\d][\w$#@]*)", re.IGNORECASE)
+_COMMA = re.compile(r"\s*,")
+_CLAUSE_WORDS = frozenset(
+    {"where", "join", "inner", "left", "right", "full", "cross", "outer", "on", "group", "order"}
+    | {"having", "limit", "union", "except", "intersect", "natural", "using", "window", "from"}
+    | {"select", "set", "values", "returning", "qualify", "sample", "top", "lateral"}
+)
 
 
 def sql_targets(statement: str) -> list[str]:
@@ -164,64 +169,57 @@ def sql_targets(statement: str) -> list[str]:
         >>> sql_targets("SELECT * FROM Sales.Orders o JOIN crm.customers c ON o.c = c.id")
         ['sales.orders', 'crm.customers']
     """
-    tokens = list(_sql_tokens(statement[:_MAX_VALUE_CHARS]))
+    if len(statement) <= _CACHED_CHARS:
+        return list(_cached_targets(statement))
+    return _targets(statement[:_MAX_VALUE_CHARS])
+
+
+@lru_cache(maxsize=1024)
+def _cached_targets(statement: str) -> tuple[str, ...]:
+    # Agents repeat their statements (retries, paging): a short one is read once.
+    return tuple(_targets(statement))
+
+
+def _targets(text: str) -> list[str]:
     found: list[str] = []
     selected = [True]  # per parenthesis depth: has a SELECT been seen at it (depth 0: yes)
-    index = 0
-    while index < len(tokens):
-        kind, text = tokens[index]
-        index += 1
-        if kind == "other" and text == "(":
+    at = 0
+    while (event := _SQL_EVENT.search(text, at)) is not None:
+        at = event.end()
+        paren, keyword = event.group("paren"), event.group("keyword")
+        if paren == "(":
             selected.append(False)
-        elif kind == "other" and text == ")":
+        elif paren == ")":
             if len(selected) > 1:
                 selected.pop()
-        elif kind == "word":
-            keyword = text.casefold()
+        elif keyword is not None:
+            keyword = keyword.casefold()
             if keyword == "select":
                 selected[-1] = True
-            elif keyword == "join" or (keyword == "from" and selected[-1]):
-                index = _read_targets(tokens, index, found, many=keyword == "from")
+            elif keyword == "join" or selected[-1]:
+                at = _read_targets(text, at, found, many=keyword == "from")
     return found
 
 
-def _read_targets(
-    tokens: Sequence[tuple[str, str]], index: int, found: list[str], *, many: bool
-) -> int:
-    """Read the target(s) after FROM / JOIN from ``index``; return where reading stopped."""
-    while True:
-        parts: list[str] = []
-        while index < len(tokens) and tokens[index][0] in _NAME_TOKENS:
-            parts.append(tokens[index][1])
-            index += 1
-            if index < len(tokens) and tokens[index] == ("other", "."):
-                index += 1
-            else:
-                break
-        if len(parts) > 1:
-            target = normalise_source(".".join(parts))
-            if "." in target:
-                found.append(target)
-        if not (many and parts):
-            return index
-        # An alias (``AS x`` or ``x``) may follow; then a comma lists another target.
-        if index < len(tokens) and tokens[index][0] == "word":
-            if tokens[index][1].casefold() == "as":
-                index += 1
-            if index < len(tokens) and tokens[index][0] in _NAME_TOKENS:
-                if tokens[index][1].casefold() in _CLAUSE_WORDS:
-                    return index
-                index += 1
-        if index < len(tokens) and tokens[index] == ("other", ","):
-            index += 1
-            continue
-        return index
-
-
-_CLAUSE_WORDS = frozenset(
-    {"where", "join", "inner", "left", "right", "full", "cross", "outer", "on", "group", "order"}
-    | {"having", "limit", "union", "except", "intersect", "natural", "using", "window", "from"}
-)
+def _read_targets(text: str, at: int, found: list[str], *, many: bool) -> int:
+    """Read the target(s) after FROM / JOIN at ``at``; return where reading stopped."""
+    while (target := _TARGET.match(text, at)) is not None:
+        name = normalise_source(target.group(1))
+        if name.split(".", 1)[0] in _CLAUSE_WORDS:
+            return at  # FROM followed by a keyword: no target here
+        at = target.end()
+        if "." in name and len(name) <= _MAX_NAME_CHARS:
+            found.append(name)
+        if not many:
+            return at
+        alias = _ALIAS.match(text, at)
+        if alias is not None and alias.group(1).casefold() not in _CLAUSE_WORDS:
+            at = alias.end()
+        comma = _COMMA.match(text, at)
+        if comma is None:
+            return at
+        at = comma.end()
+    return at
 
 
 def _arguments(arguments: JsonValue) -> Iterator[tuple[str, JsonValue]]:
@@ -312,24 +310,31 @@ def _read(role: str, value: JsonValue) -> Iterator[tuple[str, str | None, Source
                 yield host, None, "host"
 
 
+class _Scope:
+    """Declared names, normalised once, and the coverage rule over them."""
+
+    def __init__(self, declared: Iterable[str]) -> None:
+        entries = list(declared)
+        self.data = {name for name in map(normalise_source, entries) if name}
+        self.hosts = {name for name in (e.casefold().strip(" .") for e in entries) if name}
+
+    def covers(self, name: str, kind: SourceKind) -> bool:
+        if kind == "data":
+            parts = normalise_source(name).split(".")
+            # The name itself or a dotted prefix: a.b.c, a.b, a.
+            return any(".".join(parts[:n]) in self.data for n in range(len(parts), 0, -1))
+        labels = name.casefold().rstrip(".").split(".")
+        # The host itself or a parent domain: api.example.com, example.com, com.
+        return any(".".join(labels[n:]) in self.hosts for n in range(len(labels)))
+
+
 def in_scope(source: str, declared: Collection[str], *, kind: SourceKind = "data") -> bool:
     """Whether ``source`` is covered by a declared name (normalised both sides).
 
     A data source is covered by itself or a dotted prefix; a host by itself or a
     parent domain.
     """
-    name = normalise_source(source) if kind == "data" else source.casefold().rstrip(".")
-    for entry in declared:
-        wanted = normalise_source(entry) if kind == "data" else entry.casefold().strip(" .")
-        if not wanted:
-            continue
-        if name == wanted:
-            return True
-        if kind == "data" and name.startswith(wanted + "."):
-            return True
-        if kind == "host" and name.endswith("." + wanted):
-            return True
-    return False
+    return _Scope(declared).covers(source, kind)
 
 
 def scope_diff(
@@ -352,7 +357,7 @@ def scope_diff(
         >>> scope_diff(["sales.eu", "hr", "dbc"], ["sales"])
         ['hr']
     """
-    scope = [*declared, *allowed]
+    scope = _Scope([*declared, *allowed])
     outside: dict[str, None] = {}
     for touch in touched:
         source: str
@@ -362,6 +367,6 @@ def scope_diff(
             source, named, kind = touch, touch, "data"
         else:
             source, named, kind = touch.source, touch.named, touch.kind
-        if source not in outside and not in_scope(named, scope, kind=kind):
+        if source not in outside and not scope.covers(named, kind):
             outside[source] = None
     return list(outside)
