@@ -43,6 +43,7 @@ from arbiter.providers.mock import MockProvider
 from arbiter.providers.registry import ProviderRegistry
 from arbiter.scoring.base import BuiltScorer, ScoringContext, repetition_passed
 from arbiter.service.scoring import scorer_registry
+from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
 
 BINARY = (0.0, 1.0)
 """Pass / fail scorers: 1.0 or 0.0."""
@@ -198,7 +199,9 @@ ARGUMENT_SETS: dict[str, list[ArgumentSet]] = {
 
 def _cases() -> list[Any]:
     cases: list[Any] = []
-    for name in scorer_registry(plugins=False).names():
+    # The trajectory scorers read agent runs: their own property test
+    # (tests/trajectories/scorers/test_common_properties.py) generates those.
+    for name in sorted(set(scorer_registry(plugins=False).names()) - set(TRAJECTORY_SCORERS)):
         sets = ARGUMENT_SETS.get(name)
         if sets:
             cases.extend(

@@ -184,7 +184,7 @@ def test_a_task_without_gold_actions_asserts_nothing(tmp_path: Path) -> None:
     assert run.assertions == {}
 
 
-def test_openai_conversations_are_cases_by_conversation_id_then_id_then_line(
+def test_runs_are_cases_by_their_id_then_conversation_then_line(
     tmp_path: Path,
 ) -> None:
     records = [
@@ -195,11 +195,13 @@ def test_openai_conversations_are_cases_by_conversation_id_then_id_then_line(
     ]
     file = _write(tmp_path, "chats.jsonl", records, lines=True)
     runs = load_runs([file])
+    # A conversation's turns are different questions: only a run's own id (or a
+    # case_id it names) makes it a repetition of a case.
     assert [(r.case_id, r.repetition) for r in runs] == [
-        ("s-1", 0),
+        ("a", 0),
         ("b", 0),
         (f"{file}:3", 0),
-        ("s-1", 1),
+        ("s-1", 0),
     ]
     assert {r.source_format for r in runs} == {"openai_messages"}
     assert all(r.scores == [] and r.assertions == {} for r in runs)
@@ -220,8 +222,8 @@ def test_format_forces_the_importer(tmp_path: Path) -> None:
 def test_a_mapping_selects_the_mapping_format(tmp_path: Path) -> None:
     runs = load_runs([UDERIA_SAMPLE], mapping="uderia_turn")
     assert [(r.case_id, r.repetition, r.source_format) for r in runs] == [
-        ("sess-41c2", 0, "mapping"),
-        ("sess-41c2", 1, "mapping"),
+        ("turn-0007", 0, "mapping"),
+        ("turn-0008", 0, "mapping"),
     ]
     assert runs[0].trajectory is not None
     assert runs[0].trajectory.id == "turn-0007"
@@ -246,7 +248,8 @@ def test_otlp_traces_load_through_the_otlp_importer(tmp_path: Path) -> None:
     pytest.importorskip("arbiter.trajectories.otlp")
     [run] = load_runs([_write(tmp_path, "spans.jsonl", [GENAI], lines=True)])
     assert run.source_format == "otlp"
-    assert run.case_id == "conv-7"
+    assert run.trajectory is not None
+    assert run.case_id == run.trajectory.id  # the root span: one run, one case
     assert run.trajectory is not None
     assert [(c.name, c.arguments) for c in run.trajectory.tool_calls] == [
         ("get_weather", {"city": "Oslo"})

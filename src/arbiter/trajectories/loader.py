@@ -227,12 +227,24 @@ def _trial_run(trial: TauBenchTrial, format: str) -> ImportedRun:
 
 
 def _numbered(trajectories: list[Trajectory], path: Path, format: str) -> list[ImportedRun]:
-    """Runs of plain trajectories: the case from the trajectory, repetitions in order."""
+    """Runs of plain trajectories: the case from the trajectory, repetitions in order.
+
+    The case is the run's ``metadata["case_id"]`` when the source names one (a run made
+    by ``arbiter agent run``), else the run's own id, else its conversation, else its
+    place in the file. A conversation is not a case: its turns are different questions,
+    so only runs that say which case they answer count as repetitions of it.
+    """
     runs: list[ImportedRun] = []
     seen: dict[str, int] = {}
     for position, trajectory in enumerate(trajectories, start=1):
         line = trajectory.source.line if trajectory.source is not None else None
-        case_id = trajectory.conversation_id or trajectory.id or f"{path}:{line or position}"
+        named = trajectory.metadata.get("case_id")
+        case_id = (
+            (named if isinstance(named, str) and named else None)
+            or trajectory.id
+            or trajectory.conversation_id
+            or f"{path}:{line or position}"
+        )
         repetition = seen[case_id] = seen.get(case_id, -1) + 1
         runs.append(ImportedRun(trajectory, None, case_id, repetition, source_format=format))
     return runs
