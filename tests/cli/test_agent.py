@@ -225,3 +225,29 @@ def test_run_refuses_bad_options_with_exit_3(cli: Any, args: list[str], message:
     result = cli("agent", "run", str(CASES), *args, "-q")
     assert result.code == 3
     assert message in result.err
+
+
+def test_diff_shows_hostile_tool_names_and_arguments_inert(cli: Any, tmp_path: Path) -> None:
+    def conversation(arguments: str) -> str:
+        call = {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "[red]x\x1b[2J", "arguments": arguments},
+        }
+        messages = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": "done"},
+        ]
+        return json.dumps({"id": "case\u202e1", "messages": messages}) + "\n"
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(conversation('{"q": "\\u001b]0;title\\u0007"}'), encoding="utf-8")
+    b.write_text(conversation('{"q": "[bold]b[/bold]"}'), encoding="utf-8")
+    result = cli("agent", "diff", str(a), str(b), "--scorer", "completed")
+    assert result.code == 0, result.err
+    assert "\x1b" not in result.out
+    assert "\u202e" not in result.out
+    assert "[red]x" in result.out
+    assert "[bold]b[/bold]" in result.out

@@ -29,7 +29,7 @@ __all__ = ["agent_app", "diff", "mine", "run", "score"]
 
 agent_app = typer.Typer(
     name="agent",
-    help="Agent trajectories: import traces, score them, mine golden cases, diff two runs.",
+    help="Agent trajectories: score imported traces, run agent cases, mine cases, diff runs.",
     no_args_is_help=True,
 )
 app.add_typer(agent_app, name="agent")
@@ -56,7 +56,8 @@ ScorerOption = Annotated[
     typer.Option(
         "--scorer",
         "-s",
-        help="NAME[:ARG=VALUE,...]; repeat for several. Default: every trajectory scorer.",
+        help="NAME[:ARG=VALUE,...]; repeat for several. Default: every trajectory scorer "
+        "that applies to the runs' agent classes.",
     ),
 ]
 GateOnOption = Annotated[
@@ -341,12 +342,11 @@ def _write_new(path: Path, text: str, *, replace: bool) -> None:
         mask = os.umask(0o022)
         os.umask(mask)
         os.chmod(temporary, 0o666 & ~mask)
-        if replace:
-            os.replace(temporary, path)
-        else:
-            # A hard link fails if the name exists: no window in which a file that
-            # appeared since the check could be overwritten.
-            os.link(temporary, path)
+        if not replace:
+            # Claim the name first (fails if it exists), so a file that appeared since
+            # the check is never overwritten; the rename then fills it in one step.
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.replace(temporary, path)
     except FileExistsError:
         raise InputError(f"--out {path}: the file exists; pass --force to replace it") from None
     except OSError as exc:
