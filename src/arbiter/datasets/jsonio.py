@@ -203,8 +203,8 @@ def _check_tree(value: Any, text: str, source: str, line: int | None) -> None:
             children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
         else:  # depth only: scalars (and keys, always strings) cannot nest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+            nested = item.values() if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in nested if isinstance(c, dict | list))
 
 
 def _encodable(text: str) -> bool:
