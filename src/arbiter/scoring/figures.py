@@ -14,8 +14,11 @@ Signs are compared as magnitudes: "fell 5%" and a source's -0.05 are the same fi
 An ordered-list marker at the start of a line (``1.``, ``2)``) and a citation marker
 (``[2]``, ``[1, 3]``) are not figures.
 
-A :class:`NumberIndex` holds the source numbers sorted, so each figure is looked up by
-bisection: checking an answer costs its figures times the log of the source's.
+A source (a tool result) is read as one JSON text (:func:`~arbiter.scoring.claims.json_text`:
+its numbers, strings and keys) with the same grammar, less the sign and the ``.5`` form,
+and without skipping markers (``[1, 2]`` is data there). A :class:`NumberIndex` holds
+the source numbers sorted, so each figure is looked up by bisection: checking an answer
+costs its figures times the log of the source's.
 """
 
 from __future__ import annotations
