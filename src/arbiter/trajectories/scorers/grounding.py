@@ -48,7 +48,7 @@ from arbiter.contract import (
 from arbiter.errors import InputError
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction
-from arbiter.scoring.claims import Vocabulary, claims_of, json_texts
+from arbiter.scoring.claims import Vocabulary, claims_of, json_text
 from arbiter.scoring.figures import NumberIndex, figures_in, json_numbers
 from arbiter.scoring.reading import quoted
 from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
@@ -305,7 +305,7 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
         if notice is not None:
             return notice
         vocabulary = Vocabulary()
-        vocabulary.add(text for found in _looked_up(trajectory) for text in json_texts(found))
+        vocabulary.add(json_text(found) for found in _looked_up(trajectory))
         if not vocabulary.words:
             # The question alone grounds nothing: an answer from the model's own
             # knowledge (an llm_only agent) is not this scorer's to grade.
