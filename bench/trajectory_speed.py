@@ -1,0 +1,311 @@
+"""Speed of the agent path: importing OTLP traces, and scoring trajectories.
+
+Run: ``python bench/trajectory_speed.py [--quick] [--repeat N] [n]``.
+
+(a) Import: ``n`` (default 10,000) OTLP-JSON traces of 20 spans each (one agent run:
+    an ``invoke_agent`` span over 9 ``chat`` and 10 ``execute_tool`` spans, the GenAI
+    semantic conventions, messages captured), written as the collector's file exporter
+    writes them (one export request a line), then imported by Arbiter's OTLP importer
+    (decode, build the span trees, validate every trajectory). Traces per second.
+(b) Score: the ``n`` trajectories scored by every deterministic trajectory scorer of the
+    registry, on one core, with case assertions that make the scorers grade (expected
+    tool calls, required and forbidden tools, answer checks, a scope). Trajectories per
+    second (target >= 2,000/s).
+
+Both are printed as ratios to the baseline run in the same process: a bare
+``json.loads`` of the same bytes, line by line. Peak RSS of the process is printed at
+the end. ``--quick`` runs 10x fewer traces (a smoke run: its figures are not the
+target's); ``--repeat N`` keeps the fastest of N runs of each part. A benchmark, never a
+test: it prints, it does not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from arbiter.cli.main import tune_gc
+from arbiter.contract import Example, Output, Trajectory
+from arbiter.scoring.base import BuiltScorer
+from arbiter.service.scoring import scorer_registry
+from arbiter.trajectories.otlp import trajectories_from_spans
+from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
+from arbiter.trajectories.spans import read_otlp_json_lines
+
+SCORE_TARGET = 2_000.0
+TOOLS = ("search_orders", "get_order", "refund", "lookup_customer", "send_email")
+CITIES = ("Paris", "Lyon", "Rome", "Oslo", "Lima", "Quito", "Hanoi", "Accra")
+START_NS = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
+TRACE_SPANS = 20
+
+
+def _string(key: str, value: str) -> dict[str, Any]:
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def _int(key: str, value: int) -> dict[str, Any]:
+    return {"key": key, "value": {"intValue": str(value)}}
+
+
+def _span(
+    trace: str, span: int, parent: int | None, name: str, start: int, attributes: list[Any]
+) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "traceId": trace,
+        "spanId": f"{span:016x}",
+        "name": name,
+        "kind": 3 if name.startswith("chat") else 1,
+        "startTimeUnixNano": str(START_NS + start * 1_000_000),
+        "endTimeUnixNano": str(START_NS + (start + 40) * 1_000_000),
+        "attributes": attributes,
+        "status": {"code": 1},
+    }
+    if parent is not None:
+        document["parentSpanId"] = f"{parent:016x}"
+    return document
+
+
+def make_trace(i: int) -> str:
+    """One export request (one line) holding one agent run of :data:`TRACE_SPANS` spans."""
+    trace = f"{i + 1:032x}"
+    city = CITIES[i % len(CITIES)]
+    spans = [
+        _span(
+            trace,
+            1,
+            None,
+            "invoke_agent support",
+            0,
+            [
+                _string("gen_ai.operation.name", "invoke_agent"),
+                _string("gen_ai.agent.name", "support"),
+                _string("gen_ai.conversation.id", f"conv-{i}"),
+            ],
+        )
+    ]
+    for turn in range(9):
+        tool = TOOLS[(i + turn) % len(TOOLS)]
+        at = 50 + turn * 100
+        output = [
+            {
+                "role": "assistant",
+                "parts": [
+                    {
+                        "type": "tool_call",
+                        "id": f"call_{turn}",
+                        "name": tool,
+                        "arguments": {"city": city, "order": 1000 + turn},
+                    }
+                ],
+            }
+        ]
+        spans.append(
+            _span(
+                trace,
+                2 + 2 * turn,
+                1,
+                "chat gpt-4o-mini",
+                at,
+                [
+                    _string("gen_ai.operation.name", "chat"),
+                    _string("gen_ai.request.model", "gpt-4o-mini"),
+                    _int("gen_ai.usage.input_tokens", 400 + turn),
+                    _int("gen_ai.usage.output_tokens", 30),
+                    _string(
+                        "gen_ai.input.messages",
+                        json.dumps(
+                            [
+                                {
+                                    "role": "user",
+                                    "parts": [
+                                        {"type": "text", "content": f"Where is order {i}?"}
+                                    ],
+                                }
+                            ]
+                        ),
+                    ),
+                    _string("gen_ai.output.messages", json.dumps(output)),
+                ],
+            )
+        )
+        spans.append(
+            _span(
+                trace,
+                3 + 2 * turn,
+                1,
+                f"execute_tool {tool}",
+                at + 45,
+                [
+                    _string("gen_ai.operation.name", "execute_tool"),
+                    _string("gen_ai.tool.name", tool),
+                    _string("gen_ai.tool.call.id", f"call_{turn}"),
+                    _string(
+                        "gen_ai.tool.call.arguments",
+                        json.dumps({"city": city, "order": 1000 + turn}),
+                    ),
+                    _string(
+                        "gen_ai.tool.call.result",
+                        json.dumps({"status": "shipped", "city": city, "eta_days": 2}),
+                    ),
+                ],
+            )
+        )
+    answer = [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": f"Order {i} ships to {city} in 2 days."}],
+        }
+    ]
+    spans.append(
+        _span(
+            trace,
+            2 + 2 * 9,
+            1,
+            "chat gpt-4o-mini",
+            950,
+            [
+                _string("gen_ai.operation.name", "chat"),
+                _string("gen_ai.request.model", "gpt-4o-mini"),
+                _int("gen_ai.usage.input_tokens", 900),
+                _int("gen_ai.usage.output_tokens", 20),
+                _string("gen_ai.output.messages", json.dumps(answer)),
+            ],
+        )
+    )
+    spans[0]["endTimeUnixNano"] = str(START_NS + 1_000 * 1_000_000)
+    assert len(spans) == TRACE_SPANS
+    request = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [_string("service.name", "support-agent")]},
+                "scopeSpans": [{"scope": {"name": "bench"}, "spans": spans}],
+            }
+        ]
+    }
+    return json.dumps(request, separators=(",", ":"))
+
+
+def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
+    """The fastest of ``repeat`` runs of ``run`` (seconds) and its result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def bare_json(lines: list[str]) -> list[Any]:
+    """The baseline: parse every line, nothing else."""
+    return [json.loads(line) for line in lines]
+
+
+def import_traces(text: str) -> list[Trajectory]:
+    """Arbiter's import of a file-exporter file: decode, build, validate."""
+    spans, logs = read_otlp_json_lines(text, source="bench.jsonl")
+    return trajectories_from_spans(spans, logs, source_format="otlp_json", file="bench.jsonl")
+
+
+def case_for(i: int, trajectory: Trajectory) -> Example:
+    """A case whose assertions make the scorers grade rather than abstain."""
+    first = trajectory.tool_calls[:3]
+    assertions = {
+        "expected_tool_calls": [{"name": c.name, "arguments": c.arguments} for c in first],
+        "require_tools_subset": [first[0].name],
+        "must_not_call": ["delete_account"],
+        "must_contain": [CITIES[i % len(CITIES)]],
+        "must_not_contain": ["I cannot"],
+        "max_answer_length": 2000,
+        "scope": ["orders"],
+        "optimal_tasks": 8,
+    }
+    return Example(
+        id=f"case-{i}",
+        input={"query": f"Where is order {i}?"},
+        expected=assertions,
+        metadata={"agent_class": "tool_enabled"},
+    )
+
+
+def build_scorers() -> tuple[list[BuiltScorer], list[str]]:
+    """Every trajectory scorer the registry can build with its defaults; and the rest."""
+    registry = scorer_registry(plugins=False)
+    built, missing = [], []
+    for name in TRAJECTORY_SCORERS:
+        try:
+            built.append(registry.factory_of(name)())
+        except Exception as exc:  # a scorer not built: reported, not fatal to the bench
+            missing.append(f"{name} ({type(exc).__name__})")
+    return built, missing
+
+
+def score_all(scorers: list[BuiltScorer], pairs: list[tuple[Example, Output]]) -> int:
+    """Score every pair with every scorer in one event loop; the number of scores."""
+
+    async def go() -> int:
+        count = 0
+        for example, output in pairs:
+            for built in scorers:
+                score = await built(example, output)
+                count += score.error is None
+        return count
+
+    return asyncio.run(go())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("n", nargs="?", type=int, default=10_000)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=1)
+    options = parser.parse_args()
+    n = options.n // 10 if options.quick else options.n
+    tune_gc()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    print(f"python {platform.python_version()}, {n:,} traces of {TRACE_SPANS} spans, one core")
+
+    lines = [make_trace(i) for i in range(n)]
+    text = "\n".join(lines) + "\n"
+    megabytes = len(text.encode()) / 1e6
+    base_s, _ = best_of(options.repeat, lambda: bare_json(lines))
+    import_s, trajectories = best_of(options.repeat, lambda: import_traces(text))
+    assert len(trajectories) == n, len(trajectories)
+    print(f"\n(a) import {megabytes:,.1f} MB of OTLP JSON")
+    print(f"  bare json.loads:  {base_s:7.3f} s  {n / base_s:10,.0f} traces/s")
+    print(
+        f"  arbiter import:   {import_s:7.3f} s  {n / import_s:10,.0f} traces/s"
+        f"  ({import_s / base_s:.1f}x json.loads)"
+    )
+
+    scorers, missing = build_scorers()
+    pairs = [
+        (case_for(i, t), Output(trajectory=t, text=t.final_answer))
+        for i, t in enumerate(trajectories)
+    ]
+    score_s, scored = best_of(options.repeat, lambda: score_all(scorers, pairs))
+    rate = n / score_s
+    print(f"\n(b) score with {len(scorers)} deterministic trajectory scorers")
+    if missing:
+        print(f"  not built: {', '.join(missing)}")
+    print(
+        f"  arbiter scoring:  {score_s:7.3f} s  {rate:10,.0f} trajectories/s"
+        f"  ({score_s / base_s:.1f}x json.loads)  target >= {SCORE_TARGET:,.0f}/s: "
+        f"{'met' if rate >= SCORE_TARGET else 'MISSED'}"
+    )
+    print(f"  scores without error: {scored:,} of {n * len(scorers):,}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak RSS {peak:,.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
