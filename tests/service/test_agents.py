@@ -287,3 +287,58 @@ def test_turn_failed_counts_runs_a_rule_convicted_never_review() -> None:
     assert [r.turn_failed for r in report.runs] == [True, False]
     assert report.turn_failed == 1
     assert [r.passed for r in report.runs] == [True, True]  # the reward gates, not the rule
+
+
+def test_agent_scores_are_exported_as_evaluation_events_linked_to_the_imported_span() -> None:
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import (
+        InMemoryLogRecordExporter,
+        SimpleLogRecordProcessor,
+    )
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from arbiter.service.agents import trajectory_scorers
+    from arbiter.telemetry import Telemetry
+
+    trace_file = (
+        Path(__file__).parents[1] / "trajectories" / "data" / "otlp_openai_v2_content.jsonl"
+    )
+    runs = load_runs([trace_file])
+    [run] = runs
+    assert run.trajectory is not None
+    assert run.trajectory.source is not None
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    telemetry = Telemetry(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    scorers = trajectory_scorers(["completed", "tool_calls"], runs=runs)
+    try:
+        asyncio.run(score_agent_runs(runs, scorers, telemetry=telemetry))
+    finally:
+        telemetry.shutdown()
+    records = [r.log_record for r in logs.get_finished_logs()]
+    assert [r.attributes["gen_ai.evaluation.name"] for r in records] == ["completed", "tool_calls"]
+    source = run.trajectory.source
+    assert {format(r.trace_id, "032x") for r in records} == {source.trace_id}
+    assert {format(r.span_id, "016x") for r in records} == {source.span_ids[0]}
+    [evaluation] = spans.get_finished_spans()
+    assert evaluation.attributes["arbiter.case.id"] == run.case_id
+    assert format(evaluation.links[0].context.trace_id, "032x") == source.trace_id
+
+
+def test_agent_scoring_without_telemetry_emits_nothing_and_scores_the_same() -> None:
+    runs = load_runs(
+        [Path(__file__).parents[1] / "trajectories" / "data" / "uderia_turn.jsonl"],
+        mapping="uderia_turn",
+    )
+    from arbiter.service.agents import trajectory_scorers
+    from arbiter.telemetry import Telemetry
+
+    scorers = trajectory_scorers(["completed"], runs=runs)
+    plain = asyncio.run(score_agent_runs(runs, scorers))
+    off = asyncio.run(score_agent_runs(runs, scorers, telemetry=Telemetry.disabled()))
+    assert plain.to_json() == off.to_json()

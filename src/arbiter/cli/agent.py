@@ -125,7 +125,19 @@ def score(
 
         by_id = {case.id: case for case in load_cases(cases)}
     scorers = _scorers(scorer, runs, by_id)
-    report = asyncio.run(score_agent_runs(runs, scorers, cases=by_id, gate_on=gate_on, seed=seed))
+    from arbiter.telemetry import Telemetry
+
+    # With OTEL_EXPORTER_OTLP_ENDPOINT set, every verdict is exported as a
+    # gen_ai.evaluation.result event linked to the span the run was imported from.
+    telemetry = Telemetry.from_env()
+    try:
+        report = asyncio.run(
+            score_agent_runs(
+                runs, scorers, cases=by_id, gate_on=gate_on, seed=seed, telemetry=telemetry
+            )
+        )
+    finally:
+        telemetry.shutdown()
     if as_json:
         echo_json(report.to_json())
     else:

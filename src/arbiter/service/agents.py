@@ -32,6 +32,7 @@ from arbiter.scoring.base import BuiltScorer, repetition_passed
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.scoring import build_scorers, scorer_registry
 from arbiter.stats import bootstrap_cis, pass_hat_k, wilson_interval
+from arbiter.telemetry import Telemetry
 from arbiter.trajectories.loader import ImportedRun
 from arbiter.trajectories.verdict import rule_scorers_of, turn_failed
 
@@ -225,6 +226,7 @@ async def score_runs(
     scorers: Sequence[BuiltScorer],
     *,
     cases: Mapping[str, AgentCase] | None = None,
+    telemetry: Telemetry | None = None,
 ) -> list[ScoredRun]:
     """Score every run with every scorer, against its case's assertions.
 
@@ -233,6 +235,9 @@ async def score_runs(
         scorers: The scorers (built).
         cases: Agent cases by id (a case file's): a run whose case id is there is scored
             against that case; the others keep the importer's assertions.
+        telemetry: When enabled, each run's scores are emitted as
+            ``gen_ai.evaluation.result`` events linked to the run's own span (a run
+            imported from a trace knows it: ``source.trace_id`` and its first span id).
     """
     scored = []
     for run in runs:
@@ -240,7 +245,24 @@ async def score_runs(
         output = Output(trajectory=run.trajectory, flow=run.flow)
         scores = [await scorer(example, output) for scorer in scorers]
         scored.append(ScoredRun(run=run, example=example, imported=list(run.scores), scores=scores))
+        if telemetry is not None and telemetry.enabled:
+            _emit(run, [*run.scores, *scores], telemetry)
     return scored
+
+
+def _emit(run: ImportedRun, scores: Sequence[Score], telemetry: Telemetry) -> None:
+    """The run's verdicts as evaluation events, linked to the span it was imported from."""
+    from arbiter.telemetry_eval import emit_evaluation_results
+
+    subject = run.trajectory or run.flow
+    source = subject.source if subject is not None else None
+    emit_evaluation_results(
+        scores,
+        trace_id=source.trace_id if source is not None else None,
+        span_id=source.span_ids[0] if source is not None and source.span_ids else None,
+        telemetry=telemetry,
+        attributes={"arbiter.case.id": run.case_id[:200], "arbiter.repetition": run.repetition},
+    )
 
 
 def summarize(
@@ -298,9 +320,10 @@ async def score_agent_runs(
     gate_on: GateOn | None = None,
     seed: int = 0,
     registry: ScorerRegistry | None = None,
+    telemetry: Telemetry | None = None,
 ) -> AgentScoreReport:
     """:func:`score_runs` then :func:`summarize`: what ``arbiter agent score`` reports."""
-    scored = await score_runs(runs, scorers, cases=cases)
+    scored = await score_runs(runs, scorers, cases=cases, telemetry=telemetry)
     return summarize(scored, scorers, gate_on=gate_on, seed=seed, registry=registry)
 
 
