@@ -20,6 +20,7 @@ from arbiter.cli.scorers import describe_scorer
 from arbiter.config import read_price_table
 from arbiter.scoring.base import ScorerFactory
 from arbiter.service.scoring import scorer_registry
+from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
 from tests.docs.doc_examples import REPO, Block, Example, Outcome, Session, blocks, examples
 
 SCORERS_PAGE = REPO / "docs" / "scorers.md"
@@ -30,7 +31,10 @@ EXAMPLE_MODULES = REPO / "docs" / "examples" / "scorers"
 ENTRY_POINT_GROUP = "arbiter.scorers"
 
 EXAMPLES = [example for page in PAGES for example in examples(page)]
-BUILTINS = scorer_registry(plugins=False).names()
+REGISTERED = scorer_registry(plugins=False).names()
+BUILTINS = [name for name in REGISTERED if name not in TRAJECTORY_SCORERS]
+"""The scorers scorers.md documents; the trajectory scorers have docs/trajectory-scorers.md
+(tests/docs/test_trajectory_scorer_docs.py)."""
 
 
 def _page_entry_points() -> dict[str, str]:
@@ -151,7 +155,7 @@ def test_entry_points_of_the_page_name_scorers_by_their_own_names(
         factory = getattr(__import__(module), attribute)
         assert isinstance(factory, ScorerFactory)
         assert factory.name == name  # the page's advice: one name in Python and in runs
-        assert name not in BUILTINS  # a plugin never replaces a built-in
+        assert name not in REGISTERED  # a plugin never replaces a built-in
 
 
 def _anchors(page: Path) -> set[str]:
