@@ -160,6 +160,8 @@ def _add(claims: list[Claim], sentence: str) -> None:
 
 
 _ESCAPE = re.compile(r"\\[nrtbf]")
+_TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+"""``json.dumps`` with these options, made once (``dumps`` makes one per call)."""
 
 
 def json_text(value: JsonValue) -> str:
@@ -176,10 +178,10 @@ def json_text(value: JsonValue) -> str:
     if isinstance(value, str):
         return value
     try:
-        written = json.dumps(value, ensure_ascii=False, check_circular=False)
+        written = _TEXT.encode(value)
     except (RecursionError, ValueError, TypeError):  # too deep, an int past str()'s limit
         return "\n".join(_leaves(value))
-    return _ESCAPE.sub(" ", written)
+    return _ESCAPE.sub(" ", written) if "\\" in written else written
 
 
 def _leaves(value: JsonValue, limit: int = 1_000_000) -> Iterator[str]:

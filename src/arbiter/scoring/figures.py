@@ -43,6 +43,7 @@ __all__ = [
     "NumberIndex",
     "figures_in",
     "json_numbers",
+    "text_numbers",
 ]
 
 MAX_FIGURES = 10_000
@@ -179,7 +180,12 @@ def json_numbers(value: JsonValue) -> Iterator[float]:
     """The numbers a JSON value holds: in its numbers, strings and keys (a pivot table's
     ``"2024"``), as figures without their precision (a percent counts as both of its
     values)."""
-    text = json_text(value)
+    return text_numbers(json_text(value))
+
+
+def text_numbers(text: str) -> Iterator[float]:
+    """:func:`json_numbers` of the value whose :func:`~arbiter.scoring.claims.json_text`
+    is ``text`` (for a caller that has the text already)."""
     for count, found in enumerate(_MAGNITUDE.finditer(text)):
         if count >= MAX_SOURCE_FIGURES:
             return

@@ -21,6 +21,7 @@ from arbiter.errors import InputError
 __all__ = [
     "MAX_LISTED",
     "TOOL_CLASSES",
+    "ComparedCall",
     "canonical_json",
     "clip",
     "listed",
@@ -39,6 +40,10 @@ _QUOTE_ARGUMENTS = 160
 _SAFE_INTEGER = 2**53
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""``json.dumps`` with the canonical options, made once (``dumps`` makes one per call)."""
+
+
 def canonical_json(value: Any) -> str:
     """``value`` as canonical JSON: sorted keys, compact, integral floats as integers.
 
@@ -48,14 +53,17 @@ def canonical_json(value: Any) -> str:
     if value is None or isinstance(value, bool):
         return "true" if value is True else "false" if value is False else "null"
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        kind = type(value)
+        if kind is str:  # the common argument value: its JSON string, nothing to rewrite
+            return _CANONICAL.encode(value)
+        if kind is int:  # as json writes an int (too many digits raise ValueError alike)
+            return int.__repr__(value)
+        text = _CANONICAL.encode(value)
         # JSON writes an integral float below 2**53 as "3.0": without ".0" in the text
         # there is none to rewrite, and the walk below is skipped (the common case).
         if ".0" not in text:
             return text
-        return json.dumps(
-            _normalised(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
+        return _CANONICAL.encode(_normalised(value))
     except (TypeError, ValueError, RecursionError):
         return f"<unserialisable {type(value).__name__}>"
 
@@ -114,3 +122,45 @@ def string_list(assertions: Mapping[str, Any], key: str) -> list[str] | None:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     raise InputError(f"assertion {key!r} must be a tool name or a list of tool names")
+
+
+class ComparedCall:
+    """A tool call (the agent's or an expected one) as matching compares it.
+
+    Its canonical arguments are worked out on first use and kept: a call whose tool
+    no expected call names is never canonicalised at all.
+    """
+
+    __slots__ = ("_canonical", "_fields", "arguments", "name")
+
+    def __init__(self, name: str, arguments: Any) -> None:
+        self.name = name
+        self.arguments = arguments
+        self._canonical: str | None = None
+        self._fields: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, name: str, arguments: Any) -> ComparedCall:
+        """The call of tool ``name`` with ``arguments`` (any JSON)."""
+        return cls(name, arguments)
+
+    @property
+    def canonical(self) -> str:
+        """The arguments as canonical JSON."""
+        if self._canonical is None:
+            self._canonical = canonical_json(self.arguments)
+        return self._canonical
+
+    @property
+    def fields(self) -> Mapping[str, str] | None:
+        """Top-level argument key to its canonical value; None unless an object."""
+        if not isinstance(self.arguments, dict):
+            return None
+        if self._fields is None:
+            self._fields = {key: canonical_json(value) for key, value in self.arguments.items()}
+        return self._fields
+
+    @property
+    def quote(self) -> str:
+        """The call as ``name(arguments)``, bounded for an explanation."""
+        return quote_call(self.name, self.arguments, canonical=self.canonical)

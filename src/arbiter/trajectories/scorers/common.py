@@ -21,16 +21,22 @@ from collections.abc import Callable, Collection, Mapping
 from functools import wraps
 from typing import Any, Literal
 
-from arbiter.contract import Example, FlowRun, Output, Score, ToolCall, Trajectory
+from arbiter.contract import Example, FlowRun, Output, Score, Step, ToolCall, Trajectory
 from arbiter.scoring.base import ScoreFunction, ScorerFactory, ScorerMoment, scorer
 from arbiter.trajectories.bands import Defaults, banded_metric, default_thresholds
+from arbiter.trajectories.scorers.calls import ComparedCall
+from arbiter.trajectories.scorers.derived import shared
 
 __all__ = [
     "agent_class_of",
     "assertions",
     "banded",
+    "compared_calls",
+    "graded_calls",
+    "internal_tools",
     "scored_tool_calls",
     "trajectory_scorer",
+    "walked",
 ]
 
 Needs = Literal["trajectory", "flow", "either"]
@@ -53,6 +59,56 @@ def agent_class_of(example: Example, output: Output) -> str | None:
     return declared if isinstance(declared, str) else None
 
 
+def internal_tools(example: Example, defaults: Defaults | None = None) -> frozenset[str]:
+    """The framework-internal tools: the defaults' plus the case's ``internal_tools``."""
+    shipped = (defaults or default_thresholds()).internal_tools
+    declared = assertions(example).get("internal_tools")
+    if not isinstance(declared, list):
+        return shipped
+    return shipped | {name for name in declared if isinstance(name, str)}
+
+
+def walked(trajectory: Trajectory, example: Example) -> tuple[Step, ...]:
+    """Every step of the run, hand-offs' included (:meth:`Trajectory.walk`), shared by
+    the scorers of a case (:mod:`~arbiter.trajectories.scorers.derived`)."""
+    return shared(_walked, example, trajectory)
+
+
+def _walked(example: Example, trajectory: Trajectory) -> tuple[Step, ...]:
+    return tuple(trajectory.walk())
+
+
+def _own_calls(example: Example, trajectory: Trajectory) -> tuple[ToolCall, ...]:
+    internal = internal_tools(example)
+    return tuple(s for s in trajectory.steps if isinstance(s, ToolCall) and s.name not in internal)
+
+
+def _all_calls(example: Example, trajectory: Trajectory) -> tuple[ToolCall, ...]:
+    internal = internal_tools(example)
+    return tuple(
+        s for s in walked(trajectory, example) if isinstance(s, ToolCall) and s.name not in internal
+    )
+
+
+def graded_calls(
+    trajectory: Trajectory, example: Example, *, include_handoffs: bool = False
+) -> tuple[ToolCall, ...]:
+    """:func:`scored_tool_calls` with the shipped defaults, shared by the scorers of a
+    case (:mod:`~arbiter.trajectories.scorers.derived`): read it, never change it."""
+    return shared(_all_calls if include_handoffs else _own_calls, example, trajectory)
+
+
+def compared_calls(trajectory: Trajectory, example: Example) -> list[ComparedCall]:
+    """The agent's own graded calls as matching compares them, shared by the scorers of
+    a case (each call's canonical arguments are worked out once): read it, never
+    change it."""
+    return shared(_compared_calls, example, trajectory)
+
+
+def _compared_calls(example: Example, trajectory: Trajectory) -> list[ComparedCall]:
+    return [ComparedCall(call.name, call.arguments) for call in graded_calls(trajectory, example)]
+
+
 def scored_tool_calls(
     trajectory: Trajectory,
     example: Example,
@@ -71,10 +127,9 @@ def scored_tool_calls(
         defaults: The defaults in use; None: the shipped ones.
         include_handoffs: Count sub-agents' calls too.
     """
-    internal = set((defaults or default_thresholds()).internal_tools)
-    declared = assertions(example).get("internal_tools")
-    if isinstance(declared, list):
-        internal.update(name for name in declared if isinstance(name, str))
+    if defaults is None:
+        return list(graded_calls(trajectory, example, include_handoffs=include_handoffs))
+    internal = internal_tools(example, defaults)
     steps = trajectory.walk() if include_handoffs else iter(trajectory.steps)
     return [s for s in steps if isinstance(s, ToolCall) and s.name not in internal]
 

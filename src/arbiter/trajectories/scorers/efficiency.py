@@ -13,8 +13,9 @@ from typing import Any
 from arbiter.contract import Example, LlmCall, Output, Score, Trajectory
 from arbiter.errors import InputError
 from arbiter.scoring.base import ScoreFunction
-from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
-from arbiter.trajectories.scorers.tasks import classify_tasks, internal_tools
+from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer, walked
+from arbiter.trajectories.scorers.derived import shared
+from arbiter.trajectories.scorers.tasks import task_set
 
 __all__ = ["cost", "efficiency", "latency", "planned_steps", "steps", "tokens"]
 
@@ -29,10 +30,14 @@ def _trajectory(output: Output) -> Trajectory:
     return output.trajectory
 
 
-def _model_calls(output: Output) -> list[LlmCall]:
+def _model_calls(example: Example, output: Output) -> tuple[LlmCall, ...]:
     # Summed here rather than through Trajectory.totals(), which also orders the run's
     # times: a cost must not fail because a trace mixes zoned and zoneless timestamps.
-    return [step for step in _trajectory(output).walk() if isinstance(step, LlmCall)]
+    return shared(_llm_calls, example, _trajectory(output))
+
+
+def _llm_calls(example: Example, trajectory: Trajectory) -> tuple[LlmCall, ...]:
+    return tuple(step for step in walked(trajectory, example) if isinstance(step, LlmCall))
 
 
 def _count(value: Any) -> int | None:
@@ -104,7 +109,7 @@ def efficiency() -> ScoreFunction:
         if target is None:
             return Score(explanation="the case sets no optimal_tasks")
         key, optimal = target
-        actual = len(classify_tasks(_trajectory(output), internal_tools=internal_tools(example)))
+        actual = len(task_set(example, _trajectory(output)))
         if actual == 0:
             return Score(explanation="the run did no tasks")
         ratio = min(optimal / actual, 1.0)
@@ -124,7 +129,7 @@ def cost() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        costs = [c.cost_usd for c in _model_calls(output) if c.cost_usd is not None]
+        costs = [c.cost_usd for c in _model_calls(example, output) if c.cost_usd is not None]
         if not costs:
             return Score(explanation="no model call of the run reports a cost")
         spent = math.fsum(costs)
@@ -161,7 +166,7 @@ def tokens() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        calls = _model_calls(output)
+        calls = _model_calls(example, output)
         if all(c.input_tokens is None and c.output_tokens is None for c in calls):
             return Score(explanation="no model call of the run reports tokens")
         sent = sum(c.input_tokens or 0 for c in calls)

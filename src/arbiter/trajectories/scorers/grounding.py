@@ -49,9 +49,10 @@ from arbiter.errors import InputError
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction
 from arbiter.scoring.claims import Vocabulary, claims_of, json_text
-from arbiter.scoring.figures import NumberIndex, figures_in, json_numbers
+from arbiter.scoring.figures import NumberIndex, figures_in, text_numbers
 from arbiter.scoring.reading import quoted
-from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
+from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer, walked
+from arbiter.trajectories.scorers.derived import shared
 
 __all__ = [
     "NOTICE_KINDS",
@@ -96,8 +97,8 @@ def _answer(trajectory: Trajectory) -> str | None:
     return answer if answer is not None and answer.strip() else None
 
 
-def _retrievals(trajectory: Trajectory) -> list[Retrieval]:
-    return [step for step in trajectory.walk() if isinstance(step, Retrieval)]
+def _retrievals(example: Example, trajectory: Trajectory) -> list[Retrieval]:
+    return [step for step in walked(trajectory, example) if isinstance(step, Retrieval)]
 
 
 def _question(example: Example, trajectory: Trajectory) -> list[str]:
@@ -113,9 +114,9 @@ def _question(example: Example, trajectory: Trajectory) -> list[str]:
     ]
 
 
-def _looked_up(trajectory: Trajectory) -> Iterator[JsonValue]:
+def _looked_up(example: Example, trajectory: Trajectory) -> Iterator[JsonValue]:
     """What the run looked up or was told: chunk texts, tool results, sub-agents' answers."""
-    for step in trajectory.walk():
+    for step in walked(trajectory, example):
         if isinstance(step, Retrieval):
             yield from (chunk.text for chunk in step.chunks if chunk.text)
         elif isinstance(step, ToolCall) and step.result is not None:
@@ -124,8 +125,14 @@ def _looked_up(trajectory: Trajectory) -> Iterator[JsonValue]:
             yield step.trajectory.final_answer
 
 
-def _looked_anything_up(trajectory: Trajectory) -> bool:
-    return any(isinstance(step, ToolCall | Retrieval) for step in trajectory.walk())
+def _support(example: Example, trajectory: Trajectory) -> tuple[str, ...]:
+    """The text of everything the run looked up (:func:`_looked_up`), each read once for
+    both grounded_overlap and numeric_fidelity (a feature shared by the two)."""
+    return tuple(json_text(found) for found in _looked_up(example, trajectory))
+
+
+def _looked_anything_up(example: Example, trajectory: Trajectory) -> bool:
+    return any(isinstance(step, ToolCall | Retrieval) for step in walked(trajectory, example))
 
 
 @trajectory_scorer(name="expect_retrieval", dimension="retrieval", moment="retrieve")
@@ -140,7 +147,7 @@ def expect_retrieval() -> ScoreFunction:
         expected = _flag(example, "expect_retrieval")
         if expected is None:
             return Score(explanation="the case sets no expect_retrieval")
-        retrievals = _retrievals(output.trajectory)
+        retrievals = _retrievals(example, output.trajectory)
         happened = bool(retrievals)
         passed = happened == expected
         did = f"{len(retrievals)} retrieval(s) happened" if happened else "no retrieval happened"
@@ -170,7 +177,7 @@ def retrieval_relevance(*, statistic: Literal["mean", "top"] = "mean") -> ScoreF
         assert output.trajectory is not None
         per_retrieval = [
             [c.similarity for c in step.chunks if c.similarity is not None]
-            for step in _retrievals(output.trajectory)
+            for step in _retrievals(example, output.trajectory)
         ]
         scored = [values for values in per_retrieval if values]
         if not scored:
@@ -253,7 +260,7 @@ def citation_present() -> ScoreFunction:
         assert trajectory is not None
         if _flag(example, "require_citations") is False:
             return Score(explanation="the case does not require citations")
-        chunks = [chunk for step in _retrievals(trajectory) for chunk in step.chunks]
+        chunks = [chunk for step in _retrievals(example, trajectory) for chunk in step.chunks]
         if not chunks:
             return Score(explanation="nothing was retrieved to cite")
         answer = _answer(trajectory)
@@ -305,7 +312,7 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
         if notice is not None:
             return notice
         vocabulary = Vocabulary()
-        vocabulary.add(json_text(found) for found in _looked_up(trajectory))
+        vocabulary.add(shared(_support, example, trajectory))
         if not vocabulary.words:
             # The question alone grounds nothing: an answer from the model's own
             # knowledge (an llm_only agent) is not this scorer's to grade.
@@ -339,10 +346,9 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
 
 
 def _source_numbers(example: Example, trajectory: Trajectory) -> NumberIndex:
-    numbers = [n for found in _looked_up(trajectory) for n in json_numbers(found)]
-    for text in _question(example, trajectory):
-        numbers.extend(json_numbers(text))
-    return NumberIndex(numbers)
+    # A text of the support is what json_numbers reads of the value it was written from.
+    texts = [*shared(_support, example, trajectory), *_question(example, trajectory)]
+    return NumberIndex(n for text in texts for n in text_numbers(text))
 
 
 @trajectory_scorer(name="numeric_fidelity", dimension="numeric_fidelity", moment="compose")
@@ -368,7 +374,7 @@ def numeric_fidelity() -> ScoreFunction:
         figures = list(figures_in(answer))
         if not figures:
             return Score(explanation="the answer has no number")
-        if not _looked_anything_up(trajectory):
+        if not _looked_anything_up(example, trajectory):
             return Score(explanation="the run called no tool and retrieved nothing")
         index = _source_numbers(example, trajectory)
         missing = [figure for figure in figures if not index.holds(figure)]

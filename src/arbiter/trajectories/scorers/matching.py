@@ -28,23 +28,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal, get_args
 
 from arbiter.contract import Evidence, Example, Output, Score, Trajectory
 from arbiter.errors import InputError
 from arbiter.scoring.base import ScoreFunction
-from arbiter.trajectories.scorers.calls import (
-    MAX_LISTED,
-    canonical_json,
-    listed,
-    quote_call,
-)
+from arbiter.trajectories.scorers.calls import MAX_LISTED, ComparedCall, listed
 from arbiter.trajectories.scorers.common import (
     assertions,
     banded,
-    scored_tool_calls,
+    compared_calls,
     trajectory_scorer,
 )
+from arbiter.trajectories.scorers.derived import shared
 
 __all__ = [
     "ArgMatch",
@@ -64,48 +61,6 @@ ArgMatch = Literal["exact", "ignore", "subset", "superset"]
 """When an agent's call's arguments match an expected call's."""
 
 EXPECTED_KEY = "expected_tool_calls"
-
-
-class ComparedCall:
-    """A tool call (the agent's or an expected one) as matching compares it.
-
-    Its canonical arguments are worked out on first use and kept: a call whose tool
-    no expected call names is never canonicalised at all.
-    """
-
-    __slots__ = ("_canonical", "_fields", "arguments", "name")
-
-    def __init__(self, name: str, arguments: Any) -> None:
-        self.name = name
-        self.arguments = arguments
-        self._canonical: str | None = None
-        self._fields: dict[str, str] | None = None
-
-    @classmethod
-    def of(cls, name: str, arguments: Any) -> ComparedCall:
-        """The call of tool ``name`` with ``arguments`` (any JSON)."""
-        return cls(name, arguments)
-
-    @property
-    def canonical(self) -> str:
-        """The arguments as canonical JSON."""
-        if self._canonical is None:
-            self._canonical = canonical_json(self.arguments)
-        return self._canonical
-
-    @property
-    def fields(self) -> Mapping[str, str] | None:
-        """Top-level argument key to its canonical value; None unless an object."""
-        if not isinstance(self.arguments, dict):
-            return None
-        if self._fields is None:
-            self._fields = {key: canonical_json(value) for key, value in self.arguments.items()}
-        return self._fields
-
-    @property
-    def quote(self) -> str:
-        """The call as ``name(arguments)``, bounded for an explanation."""
-        return quote_call(self.name, self.arguments, canonical=self.canonical)
 
 
 def _within(small: Mapping[str, str], large: Mapping[str, str]) -> bool:
@@ -239,11 +194,16 @@ def _augment(root: int, candidates: list[list[int]], owner: dict[int, int], seen
 
 @dataclass(frozen=True)
 class _Case:
-    """What a case asks of the agent's calls."""
+    """What a case asks of the agent's calls, and how the agent's calls pair with it."""
 
     expected: list[ComparedCall]
-    mode: MatchMode
+    given_mode: MatchMode | None
+    """The case's own ``match_mode``; None: the scorer's default."""
     arg_mode: Callable[[str], ArgMatch]
+    actual: list[ComparedCall]
+    """The agent's graded calls."""
+    found: CallMatch
+    """The maximum pairing of the two."""
 
 
 def _expected_calls(raw: Any) -> list[ComparedCall]:
@@ -265,40 +225,55 @@ def _choice(value: Any, key: str, allowed: tuple[str, ...], default: str) -> str
     return str(value)
 
 
-def _read_case(example: Example, *, match_mode: MatchMode, arg_match: ArgMatch) -> _Case | None:
-    """The case's expected calls and modes; None when it expects no calls at all."""
-    given = assertions(example)
-    if EXPECTED_KEY not in given:
-        return None
-    expected = _expected_calls(given[EXPECTED_KEY])
-    modes = get_args(ArgMatch)
-    mode: Any = _choice(given.get("match_mode"), "match_mode", get_args(MatchMode), match_mode)
-    default: Any = _choice(given.get("arg_match"), "arg_match", modes, arg_match)
-    overrides_raw = given.get("arg_match_by_tool", {})
-    if not isinstance(overrides_raw, dict):
-        raise InputError("assertion 'arg_match_by_tool' must be an object of tool: mode")
-    overrides: dict[str, Any] = {
-        str(tool): _choice(value, f"arg_match_by_tool.{tool}", modes, default)
-        for tool, value in overrides_raw.items()
-    }
-    return _Case(expected, mode, lambda name: overrides.get(name, default))
+@lru_cache(maxsize=16)
+def _case_reader(arg_match: ArgMatch) -> Callable[[Example, Trajectory], _Case | None]:
+    """The feature "the case and its pairing" for scorers whose default is ``arg_match``:
+    one function per default, so every scorer with the same default shares its result
+    (:func:`~arbiter.trajectories.scorers.derived.shared`)."""
+
+    def read(example: Example, trajectory: Trajectory) -> _Case | None:
+        given = assertions(example)
+        if EXPECTED_KEY not in given:
+            return None
+        expected = _expected_calls(given[EXPECTED_KEY])
+        modes = get_args(ArgMatch)
+        given_mode: Any = given.get("match_mode")
+        if given_mode is not None:
+            given_mode = _choice(given_mode, "match_mode", get_args(MatchMode), "superset")
+        default: Any = _choice(given.get("arg_match"), "arg_match", modes, arg_match)
+        overrides_raw = given.get("arg_match_by_tool", {})
+        if not isinstance(overrides_raw, dict):
+            raise InputError("assertion 'arg_match_by_tool' must be an object of tool: mode")
+        overrides: dict[str, Any] = {
+            str(tool): _choice(value, f"arg_match_by_tool.{tool}", modes, default)
+            for tool, value in overrides_raw.items()
+        }
+
+        def arg_mode(name: str) -> ArgMatch:
+            mode: ArgMatch = overrides.get(name, default)
+            return mode
+
+        actual = compared_calls(trajectory, example)
+        found = match_calls(actual, expected, arg_mode)
+        return _Case(expected, given_mode, arg_mode, actual, found)
+
+    return read
 
 
-def _agent_calls(output: Output, example: Example) -> list[ComparedCall]:
+def _read_case(example: Example, output: Output, arg_match: ArgMatch) -> _Case | None:
+    """The case's expected calls, modes and pairing; None when it expects no calls."""
     trajectory: Trajectory | None = output.trajectory
     assert trajectory is not None  # trajectory_scorer abstains without one
-    return [
-        ComparedCall.of(call.name, call.arguments)
-        for call in scored_tool_calls(trajectory, example)
-    ]
+    return shared(_case_reader(arg_match), example, trajectory)
 
 
 def _listed(calls: list[ComparedCall]) -> str:
     return listed([call.quote for call in calls[:MAX_LISTED]], total=len(calls))
 
 
-def _strict_mismatch(case: _Case, actual: list[ComparedCall]) -> str | None:
+def _strict_mismatch(case: _Case) -> str | None:
     """Where the agent's sequence first departs from the expected one; None if nowhere."""
+    actual = case.actual
     for position, (got, want) in enumerate(zip(actual, case.expected, strict=False), start=1):
         if got.name != want.name or not _arguments_match(case.arg_mode(want.name), got, want):
             return f"call {position}: expected {want.quote}, got {got.quote}"
@@ -322,38 +297,38 @@ def trajectory_match(
     """
 
     def score(example: Example, output: Output) -> Score:
-        case = _read_case(example, match_mode=match_mode, arg_match=arg_match)
+        case = _read_case(example, output, arg_match)
         if case is None:
             return Score(explanation=f"the case sets no {EXPECTED_KEY}")
-        actual = _agent_calls(output, example)
-        found = match_calls(actual, case.expected, case.arg_mode)
+        found = case.found
+        mode = case.given_mode or match_mode
         missing, unexpected = found.missing(), found.unexpected()
         problems: list[str] = []
         evidence: list[Evidence] = []
-        if case.mode == "strict":
-            mismatch = _strict_mismatch(case, actual)
+        if mode == "strict":
+            mismatch = _strict_mismatch(case)
             if mismatch is not None:
                 problems.append(mismatch)
-        if case.mode in ("strict", "unordered", "superset") and missing:
+        if mode in ("strict", "unordered", "superset") and missing:
             problems.append("missing: " + _listed(missing))
             evidence += [
                 Evidence(quote=c.quote, note="expected, not called") for c in missing[:MAX_LISTED]
             ]
-        if case.mode in ("strict", "unordered", "subset") and unexpected:
+        if mode in ("strict", "unordered", "subset") and unexpected:
             problems.append("unexpected: " + _listed(unexpected))
             evidence += [
                 Evidence(quote=c.quote, note="called, not expected")
                 for c in unexpected[:MAX_LISTED]
             ]
         passed = not problems
-        summary = f"{case.mode}: {found.matched} of {len(case.expected)} expected calls matched"
+        summary = f"{mode}: {found.matched} of {len(case.expected)} expected calls matched"
         return Score(
             value=float(passed),
             passed=passed,
             explanation=summary + ("" if passed else "; " + "; ".join(problems)),
             evidence=evidence,
             metadata={
-                "match_mode": case.mode,
+                "match_mode": mode,
                 "matched": found.matched,
                 "missing": len(missing),
                 "unexpected": len(unexpected),
@@ -367,12 +342,10 @@ Ratio = Literal["precision", "recall", "f1"]
 
 
 def _ratio_scorer(which: Ratio, example: Example, output: Output, arg_match: ArgMatch) -> Score:
-    case = _read_case(example, match_mode="unordered", arg_match=arg_match)
+    case = _read_case(example, output, arg_match)
     if case is None:
         return Score(explanation=f"the case sets no {EXPECTED_KEY}")
-    actual = _agent_calls(output, example)
-    found = match_calls(actual, case.expected, case.arg_mode)
-    tp, n_actual, n_expected = found.matched, len(actual), len(case.expected)
+    tp, n_actual, n_expected = case.found.matched, len(case.actual), len(case.expected)
     denominator = {"precision": n_actual, "recall": n_expected, "f1": n_actual + n_expected}[which]
     if denominator == 0:  # undefined, said so: never a silent 0 or 1
         what = {"precision": "the agent made no call", "recall": "the case expects no call"}

@@ -39,9 +39,9 @@ from arbiter.contract import (
     Trajectory,
 )
 from arbiter.scoring.base import ScoreFunction
-from arbiter.trajectories.bands import default_thresholds
 from arbiter.trajectories.scorers.calls import clip
-from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
+from arbiter.trajectories.scorers.common import banded, internal_tools, trajectory_scorer
+from arbiter.trajectories.scorers.derived import shared
 
 __all__ = [
     "TASK_CLASSES",
@@ -52,6 +52,7 @@ __all__ = [
     "classify_tasks",
     "internal_tools",
     "parallel_efficiency",
+    "task_set",
     "tasks",
 ]
 
@@ -246,15 +247,16 @@ def classify_tasks(run: Trajectory | FlowRun, *, internal_tools: Collection[str]
     return _with_modes(_trajectory_drafts(run, frozenset(internal_tools)))
 
 
-def internal_tools(example: Example) -> frozenset[str]:
-    """The shipped internal tools plus the case's ``internal_tools`` assertion."""
-    declared = assertions(example).get("internal_tools")
-    extra = (
-        {name for name in declared if isinstance(name, str)}
-        if isinstance(declared, list)
-        else set()
-    )
-    return default_thresholds().internal_tools | extra
+def task_set(example: Example, run: Trajectory | FlowRun) -> TaskSet:
+    """The run's tasks with the case's internal tools left out; a trajectory's are
+    shared by the scorers of a case (:mod:`~arbiter.trajectories.scorers.derived`)."""
+    if isinstance(run, Trajectory):
+        return shared(_trajectory_tasks, example, run)
+    return classify_tasks(run, internal_tools=internal_tools(example))
+
+
+def _trajectory_tasks(example: Example, trajectory: Trajectory) -> TaskSet:
+    return classify_tasks(trajectory, internal_tools=internal_tools(example))
 
 
 def _run_of(output: Output) -> Trajectory | FlowRun:
@@ -287,7 +289,7 @@ def tasks() -> ScoreFunction:
         run = _run_of(output)
         if _size(run) == 0:
             return Score(explanation="the run recorded no steps")
-        found = classify_tasks(run, internal_tools=internal_tools(example))
+        found = task_set(example, run)
         result = banded(float(len(found)), "max_tasks", example, higher_is_better=False)
         split = found.breakdown()
         result.explanation = (
@@ -319,7 +321,7 @@ def parallel_efficiency() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        found = classify_tasks(_run_of(output), internal_tools=internal_tools(example))
+        found = task_set(example, _run_of(output))
         speedup = found.speedup()
         if speedup is None:
             return Score(explanation="no two tasks provably overlapped in time")

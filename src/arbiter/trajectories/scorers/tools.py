@@ -10,13 +10,13 @@ of how tools were used grade the agent's own calls.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from arbiter.contract import Evidence, Example, Output, Score, ToolCall, Trajectory
 from arbiter.scoring.base import ScoreFunction
 from arbiter.trajectories.scorers.calls import (
     MAX_LISTED,
     TOOL_CLASSES,
-    canonical_json,
     clip,
     listed,
     quote_call,
@@ -25,7 +25,8 @@ from arbiter.trajectories.scorers.calls import (
 from arbiter.trajectories.scorers.common import (
     assertions,
     banded,
-    scored_tool_calls,
+    compared_calls,
+    graded_calls,
     trajectory_scorer,
 )
 
@@ -63,7 +64,7 @@ def required_tools() -> ScoreFunction:
         required = string_list(assertions(example), "require_tools_subset")
         if required is None:
             return Score(explanation="the case sets no require_tools_subset")
-        calls = scored_tool_calls(_trajectory(output), example, include_handoffs=True)
+        calls = graded_calls(_trajectory(output), example, include_handoffs=True)
         called = {call.name for call in calls}
         missing = [name for name in dict.fromkeys(required) if name not in called]
         passed = not missing
@@ -99,7 +100,7 @@ def forbidden_tools() -> ScoreFunction:
         if forbidden is None:
             return Score(explanation="the case sets no must_not_call")
         banned = set(forbidden)
-        calls = scored_tool_calls(_trajectory(output), example, include_handoffs=True)
+        calls = graded_calls(_trajectory(output), example, include_handoffs=True)
         hits = [call for call in calls if call.name in banned]
         passed = not hits
         names = _names(list(dict.fromkeys(call.name for call in hits)))
@@ -131,7 +132,7 @@ def tool_success_rate() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        calls = scored_tool_calls(_trajectory(output), example)
+        calls = graded_calls(_trajectory(output), example)
         if not calls:
             return Score(explanation="the agent called no tool")
         failed = [call for call in calls if not call.succeeded]
@@ -165,10 +166,10 @@ def no_tool_loops() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        calls = scored_tool_calls(_trajectory(output), example)
+        calls = compared_calls(_trajectory(output), example)
         if not calls:
             return Score(explanation="the agent called no tool")
-        keys = [(call.name, canonical_json(call.arguments)) for call in calls]
+        keys = [(call.name, call.canonical) for call in calls]
         counts = Counter(keys)
         key, most = counts.most_common(1)[0]  # ties: the call made first
         first = calls[keys.index(key)]
@@ -177,13 +178,11 @@ def no_tool_loops() -> ScoreFunction:
         result.explanation = (
             f"no call repeated; {result.explanation}"
             if most == 1
-            else f"{quote_call(first.name, first.arguments)} made {most} times "
+            else f"{first.quote} made {most} times "
             f"({repeated} distinct calls repeated); {result.explanation}"
         )
         if most > 1:
-            result.evidence = [
-                Evidence(quote=quote_call(first.name, first.arguments), note=f"made {most} times")
-            ]
+            result.evidence = [Evidence(quote=first.quote, note=f"made {most} times")]
         result.metadata.update(repeated_calls=repeated)
         return result
 
@@ -201,7 +200,7 @@ def tool_calls() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        calls = scored_tool_calls(_trajectory(output), example)
+        calls = graded_calls(_trajectory(output), example)
         result = banded(float(len(calls)), "max_tool_calls", example, higher_is_better=False)
         by_tool = Counter(call.name for call in calls)
         top = [f"{clip(name, _NAME)} x{count}" for name, count in by_tool.most_common(5)]
@@ -215,7 +214,7 @@ def tool_calls() -> ScoreFunction:
     return score
 
 
-def self_corrections(calls: list[ToolCall]) -> list[ToolCall]:
+def self_corrections(calls: Sequence[ToolCall]) -> list[ToolCall]:
     """The successful calls that corrected an earlier failure of the same tool.
 
     A failed call of a tool opens a correction; the next successful call of that tool
@@ -243,7 +242,7 @@ def self_correction() -> ScoreFunction:
     """
 
     def score(example: Example, output: Output) -> Score:
-        calls = scored_tool_calls(_trajectory(output), example)
+        calls = graded_calls(_trajectory(output), example)
         if not calls:
             return Score(explanation="the agent called no tool")
         corrected = self_corrections(calls)
