@@ -231,6 +231,11 @@ def test_defaults_table_is_the_defaults_file() -> None:
     assert shown == _defaults()
 
 
+def test_internal_tools_are_shipped_empty_as_the_page_says() -> None:
+    assert "`internal_tools` list of `defaults.toml` (empty as shipped)" in _text()
+    assert tomllib.loads(DEFAULTS.read_text(encoding="utf-8"))["internal_tools"] == []
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_assertion_keys_named_are_read_by_the_scorer(name: str) -> None:
     keys = [k for k in _ticked(_fields(name)["assertions"]) if _NAME.match(k)]
