@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from arbiter.contract import Example, Output, Score, Trajectory
 from arbiter.errors import InputError
 from arbiter.scoring.base import ScoreFunction
-from arbiter.trajectories.bands import CutPoints, Defaults, banded_metric, default_thresholds
+from arbiter.trajectories.bands import (
+    CutPoints,
+    Defaults,
+    banded_metric,
+    check_cut_points,
+    default_thresholds,
+)
 from arbiter.trajectories.scorers.common import banded, trajectory_scorer
 
 
@@ -128,3 +136,39 @@ async def test_a_trajectory_scorer_abstains_without_a_trajectory_or_outside_its_
     assert (graded.passed, graded.band, graded.name) == (True, "healthy", "_cost_probe")
     assert _cost_probe.dimension == "cost"
     assert _cost_probe.moment == "run"
+
+
+@pytest.mark.parametrize(
+    ("assertions", "message"),
+    [
+        ({"max_cost_usd": "cheap"}, "c.jsonl:4: assertion 'max_cost_usd' must be a finite number"),
+        ({"min_efficiency__healthy": None}, "assertion 'min_efficiency__healthy' must be a finite"),
+        ({"max_whatever": True}, "assertion 'max_whatever' must be a finite number"),
+        (
+            {"max_cost_usd": 0.1, "max_cost_usd__healthy": 0.5},
+            "'max_cost_usd__healthy': the healthy line 0.5 is above the danger line 0.1",
+        ),
+        (
+            {"min_efficiency": 0.8, "min_efficiency__healthy": 0.5},
+            "'min_efficiency__healthy': the healthy line 0.5 is below the danger line 0.8",
+        ),
+    ],
+)
+def test_a_case_cut_point_that_cannot_grade_is_refused_naming_the_line(
+    assertions: dict[str, object], message: str
+) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        check_cut_points(assertions, where="c.jsonl:4")
+
+
+def test_good_cut_points_and_other_assertions_pass_the_check() -> None:
+    check_cut_points(
+        {
+            "max_cost_usd": 0.5,
+            "max_cost_usd__healthy": 0.1,
+            "min_efficiency": 0.5,
+            "must_contain": ["Paris"],
+            "expected_tool_calls": [],
+        },
+        where="c.jsonl:1",
+    )

@@ -124,3 +124,13 @@ def test_the_cases_dataset_refuses_no_case_or_a_repeated_id(cases: Any) -> None:
     case = AgentCase.model_validate(WEATHER)
     with pytest.raises(InputError, match="agent cases: "):
         cases_dataset([case, case] if cases == "twice" else cases)
+
+
+def test_a_cut_point_no_scorer_could_grade_with_is_refused_at_its_line() -> None:
+    good = json.dumps({"id": "a", "input": {"query": "q"}, "assertions": {"max_cost_usd": 0.5}})
+    bad = json.dumps({"id": "b", "input": {"query": "q"}, "assertions": {"max_cost_usd": "cheap"}})
+    with pytest.raises(InputError) as caught:
+        parse_cases(f"{good}\n{bad}\n", source="cases.jsonl")
+    assert str(caught.value) == (
+        "cases.jsonl:2: assertion 'max_cost_usd' must be a finite number, got 'cheap'"
+    )

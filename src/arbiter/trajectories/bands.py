@@ -34,6 +34,7 @@ __all__ = [
     "CutPoints",
     "Defaults",
     "banded_metric",
+    "check_cut_points",
     "default_thresholds",
 ]
 
@@ -191,6 +192,42 @@ class Defaults:
                 healthy=_number(assertions.get(healthy_key), f"assertion {healthy_key!r}"),
             )
         return self.thresholds.get(key, CutPoints())
+
+
+def check_cut_points(
+    assertions: Mapping[str, Any], *, where: str, defaults: Defaults | None = None
+) -> None:
+    """Refuse a case's cut points that no scorer could grade with, before any scoring.
+
+    A cut point is an assertion ``<key>`` or ``<key>__healthy`` where ``<key>`` is a
+    metric of the defaults or any ``min_*`` / ``max_*`` key. Each must be a finite
+    number, and a pair must be ordered for the metric's direction (``min_*``: higher
+    is better).
+
+    Raises:
+        InputError: ``where: assertion 'key': why``.
+    """
+    known = (defaults or default_thresholds()).thresholds
+    for key in sorted(assertions):
+        metric = key.removesuffix(HEALTHY_SUFFIX)
+        if metric not in known and not metric.startswith(("min_", "max_")):
+            continue
+        if assertions[key] is None:
+            raise InputError(f"{where}: assertion {key!r} must be a finite number, got None")
+        _number(assertions[key], f"{where}: assertion {key!r}")
+        if key != metric or (metric + HEALTHY_SUFFIX) not in assertions:
+            continue
+        danger = _number(assertions[metric], f"{where}: assertion {metric!r}")
+        healthy = _number(assertions[metric + HEALTHY_SUFFIX], where)
+        if danger is None or healthy is None:
+            continue  # None was refused above; this narrows the types
+        higher = metric.startswith("min_")
+        if healthy < danger if higher else healthy > danger:
+            side = "below" if higher else "above"
+            raise InputError(
+                f"{where}: assertion {metric + HEALTHY_SUFFIX!r}: the healthy line "
+                f"{healthy:g} is {side} the danger line {danger:g}"
+            )
 
 
 def _number(value: Any, where: str) -> float | None:

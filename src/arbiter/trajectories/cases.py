@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from arbiter.contract import AgentCase, Dataset
 from arbiter.datasets.jsonio import iter_json_lines, json_type, read_text
 from arbiter.errors import InputError
+from arbiter.trajectories.bands import check_cut_points
 from arbiter.validation import describe_validation_error
 
 __all__ = ["cases_dataset", "load_cases", "parse_cases"]
@@ -75,6 +76,7 @@ def parse_cases(
                 f"{where}: field 'id': duplicate id {case.id!r} "
                 f"(first used at line {first_seen[case.id]})"
             )
+        check_cut_points(case.assertions, where=where)
         first_seen[case.id] = number
         cases.append(case)
     if not cases:
