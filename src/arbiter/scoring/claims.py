@@ -22,7 +22,6 @@ single regex passes whose alternatives cannot backtrack, and the number of claim
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -30,6 +29,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from pydantic import JsonValue
+
+from arbiter.scoring.json_writer import json_writer
 
 __all__ = [
     "MAX_CLAIMS",
@@ -66,8 +67,12 @@ STOPWORDS = frozenset(
 
 # A token is a number as written (thousands separators in groups of three, a decimal
 # part) or a run of letters and digits. Every alternative ends where its characters end
-# and the thousands groups are fixed-width, so matching is linear.
-_TOKEN = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|[^\W_]+")
+# and the thousands groups are fixed-width, so matching is linear. Every token starts on
+# a letter or digit: the lookahead turns every other position away before the three
+# alternatives are tried there (a third faster on JSON text, the same tokens).
+_TOKEN = re.compile(
+    r"(?=[^\W_])(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|[^\W_]+)"
+)
 _BATCH_CHARS = 65_536
 """Support texts are read in batches of about this many characters."""
 # A break after sentence punctuation and a space, or at a line break. Each alternative
@@ -160,8 +165,8 @@ def _add(claims: list[Claim], sentence: str) -> None:
 
 
 _ESCAPE = re.compile(r"\\[nrtbf]")
-_TEXT = json.JSONEncoder(ensure_ascii=False, check_circular=False)
-"""``json.dumps`` with these options, made once (``dumps`` makes one per call)."""
+_TEXT = json_writer(ensure_ascii=False)
+"""``json.dumps(value, ensure_ascii=False)``, its encoder made once."""
 
 
 def json_text(value: JsonValue) -> str:
@@ -178,7 +183,7 @@ def json_text(value: JsonValue) -> str:
     if isinstance(value, str):
         return value
     try:
-        written = _TEXT.encode(value)
+        written = _TEXT(value)
     except (RecursionError, ValueError, TypeError):  # too deep, an int past str()'s limit
         return "\n".join(_leaves(value))
     return _ESCAPE.sub(" ", written) if "\\" in written else written

@@ -52,11 +52,17 @@ MAX_SOURCE_FIGURES = 200_000
 """Figures of one source value (a tool result) read."""
 # The numeric grammar without its sign (magnitudes are compared) and without the
 # ``.5`` form JSON never writes: starting on a digit, it is several times faster to
-# search than the full one, and a source is the bulk of what is read.
+# search than the full one, and a source is the bulk of what is read. The lookahead
+# turns every position but a digit away at once (twice as fast on JSON text, the same
+# matches).
 _MAGNITUDE = re.compile(
+    r"(?=[0-9])"
     r"(?P<body>(?:[0-9]{1,3}(?:,[0-9]{3}(?![0-9]))+|[0-9]+)(?:\.[0-9]+)?)"
     r"(?P<exponent>[eE][-+]?[0-9]+)?"
 )
+
+# The numeric grammar, told up front that a number starts on a sign, a point or a digit.
+_FIGURE = re.compile(r"(?=[-+\u2212.0-9])" + _NUMBER.pattern)
 
 _SCALES = {
     "thousand": 1e3,
@@ -138,7 +144,7 @@ def figures_in(text: str, *, limit: int = MAX_FIGURES, markers: bool = True) -> 
         [(12.5, 0.05, True), (1200000.0, 50000.0, False)]
     """
     count = 0
-    for found in _NUMBER.finditer(text):
+    for found in _FIGURE.finditer(text):
         body = found["body"]
         start, end = found.start(), found.end()
         plain = markers and found["exponent"] is None and "." not in body

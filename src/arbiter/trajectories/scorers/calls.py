@@ -11,12 +11,12 @@ and only a bounded prefix of it is ever quoted.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from arbiter.errors import InputError
+from arbiter.scoring.json_writer import json_writer
 
 __all__ = [
     "MAX_LISTED",
@@ -40,8 +40,8 @@ _QUOTE_ARGUMENTS = 160
 _SAFE_INTEGER = 2**53
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-"""``json.dumps`` with the canonical options, made once (``dumps`` makes one per call)."""
+_CANONICAL = json_writer(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""``json.dumps`` with the canonical options, its encoder made once."""
 
 
 def canonical_json(value: Any) -> str:
@@ -55,15 +55,15 @@ def canonical_json(value: Any) -> str:
     try:
         kind = type(value)
         if kind is str:  # the common argument value: its JSON string, nothing to rewrite
-            return _CANONICAL.encode(value)
+            return _CANONICAL(value)
         if kind is int:  # as json writes an int (too many digits raise ValueError alike)
             return int.__repr__(value)
-        text = _CANONICAL.encode(value)
+        text = _CANONICAL(value)
         # JSON writes an integral float below 2**53 as "3.0": without ".0" in the text
         # there is none to rewrite, and the walk below is skipped (the common case).
         if ".0" not in text:
             return text
-        return _CANONICAL.encode(_normalised(value))
+        return _CANONICAL(_normalised(value))
     except (TypeError, ValueError, RecursionError):
         return f"<unserialisable {type(value).__name__}>"
 

@@ -195,11 +195,13 @@ def trajectory_scorer(
             inner = factory(**arguments)
 
             def score(example: Example, output: Output) -> Score:
-                subject: Trajectory | FlowRun | None = {
-                    "trajectory": output.trajectory,
-                    "flow": output.flow,
-                    "either": output.trajectory or output.flow,
-                }[needs]
+                subject: Trajectory | FlowRun | None
+                if needs == "trajectory":
+                    subject = output.trajectory
+                elif needs == "flow":
+                    subject = output.flow
+                else:
+                    subject = output.trajectory or output.flow
                 if subject is None:
                     what = {"trajectory": "trajectory", "flow": "flow run"}.get(
                         needs, "trajectory or flow run"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -98,28 +98,81 @@ class Task:
 def _span(started_at: datetime | None, ended_at: datetime | None) -> tuple[float, float] | None:
     if started_at is None or ended_at is None:
         return None
-    start, end = _seconds(started_at), _seconds(ended_at)
+    # A time without a zone is read as UTC, so a trace mixing both still compares.
+    if started_at.tzinfo is None:
+        started_at = started_at.replace(tzinfo=UTC)
+    if ended_at.tzinfo is None:
+        ended_at = ended_at.replace(tzinfo=UTC)
+    start, end = started_at.timestamp(), ended_at.timestamp()
     return (start, end) if end > start else None
 
 
-def _seconds(moment: datetime) -> float:
-    # A time without a zone is read as UTC, so a trace mixing both still compares.
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.timestamp()
+_Draft = tuple[TaskClass, str, datetime | None, datetime | None]
+"""A task before its mode is known: class, name, start, end."""
 
 
-@dataclass(frozen=True)
 class TaskSet:
-    """The tasks of one run, in the order the run did them."""
+    """The tasks of one run, in the order the run did them.
 
-    tasks: tuple[Task, ...]
+    Classified from a run, it makes its :class:`Task` objects only when :attr:`tasks`
+    is read: the counts, the parallel tasks and the speedup read what they were made of.
+
+    Args:
+        tasks: The tasks.
+    """
+
+    __slots__ = ("_drafts", "_parallel", "_spans", "_tasks")
+
+    def __init__(self, tasks: Iterable[Task] = ()) -> None:
+        self._tasks: tuple[Task, ...] | None = tuple(tasks)
+        self._drafts: list[_Draft] = [
+            (t.task_class, t.name, t.started_at, t.ended_at) for t in self._tasks
+        ]
+        self._spans = [t.span for t in self._tasks]
+        self._parallel = frozenset(i for i, t in enumerate(self._tasks) if t.mode == "parallel")
+
+    @classmethod
+    def _classified(
+        cls,
+        drafts: list[_Draft],
+        spans: list[tuple[float, float] | None],
+        parallel: frozenset[int],
+    ) -> TaskSet:
+        made = cls.__new__(cls)
+        made._tasks = None
+        made._drafts, made._spans, made._parallel = drafts, spans, parallel
+        return made
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        """The tasks, in order."""
+        if self._tasks is None:
+            modes: list[TaskMode] = ["sequential"] * len(self._drafts)
+            for index in self._parallel:
+                modes[index] = "parallel"
+            self._tasks = tuple(
+                Task(kind, name, mode, start, end, span)
+                for (kind, name, start, end), mode, span in zip(
+                    self._drafts, modes, self._spans, strict=True
+                )
+            )
+        return self._tasks
 
     def __len__(self) -> int:
-        return len(self.tasks)
+        return len(self._drafts)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TaskSet) and self.tasks == other.tasks
+
+    def __hash__(self) -> int:
+        return hash(self.tasks)
+
+    def __repr__(self) -> str:
+        return f"TaskSet(tasks={self.tasks!r})"
 
     def counts(self) -> dict[str, int]:
         """Tasks per class, every class listed (zero included)."""
-        counted = Counter(task.task_class for task in self.tasks)
+        counted = Counter(draft[0] for draft in self._drafts)
         return {name: counted[name] for name in TASK_CLASSES}
 
     def breakdown(self) -> list[str]:
@@ -129,7 +182,7 @@ class TaskSet:
     @property
     def parallel(self) -> int:
         """How many tasks provably overlapped another."""
-        return sum(task.mode == "parallel" for task in self.tasks)
+        return len(self._parallel)
 
     def speedup(self) -> float | None:
         """Summed task time over the wall-clock time of its union; None without overlap.
@@ -137,9 +190,9 @@ class TaskSet:
         Only tasks with a start and an end count. 2 overlapping 1 s nodes followed by a
         1 s node give 3 s of work in 2 s: 1.5.
         """
-        if not self.parallel:
+        if not self._parallel:
             return None
-        spans = sorted(span for task in self.tasks if (span := task.span) is not None)
+        spans = sorted(span for span in self._spans if span is not None)
         busy = math.fsum(end - start for start, end in spans)
         union = 0.0
         current_start, current_end = spans[0]
@@ -151,10 +204,6 @@ class TaskSet:
                 current_start, current_end = start, end
         union += current_end - current_start
         return busy / union
-
-
-_Draft = tuple[TaskClass, str, datetime | None, datetime | None]
-"""A task before its mode is known: class, name, start, end."""
 
 
 def _with_modes(drafts: list[_Draft]) -> TaskSet:
@@ -179,14 +228,7 @@ def _with_modes(drafts: list[_Draft]) -> TaskSet:
         wave, wave_end = [index], end
     if len(wave) > 1:
         parallel.update(wave)
-    return TaskSet(
-        tuple(
-            Task(kind, name, "parallel" if index in parallel else "sequential", start, end, span)
-            for index, ((kind, name, start, end), span) in enumerate(
-                zip(drafts, spans, strict=True)
-            )
-        )
-    )
+    return TaskSet._classified(drafts, spans, frozenset(parallel))
 
 
 def _trajectory_drafts(trajectory: Trajectory, internal: Collection[str]) -> list[_Draft]:

@@ -1,0 +1,480 @@
+"""The decomposed judges: one dimension each, a panel of models, consensus in code.
+
+Each judge is an ordinary ``@scorer(kind="model")`` factory taking the panel
+configuration (``judges``: ``"provider:model"`` strings or mappings, see
+:class:`~arbiter.judges.panel.JudgeConfig`; ``max_members``). Each reads only what its
+dimension needs and abstains when that is absent; its prompt is a versioned file in
+``prompts/`` (``NAME.md`` for people, ``NAME.txt`` the exact text the model gets).
+
+Judges are non-gating by default: a judge is only worth its agreement with humans,
+so making one gate is an explicit act of the run (``--gate-on NAME``), never automatic.
+
+On the ``mock`` provider (the default panel) every member votes ``unknown``: the mock
+does not read, so the judges abstain offline rather than pretend.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from pydantic import JsonValue
+
+from arbiter.contract import Example, Output, Score
+from arbiter.judges import inputs
+from arbiter.judges.panel import CallMeter, JudgeConfig, Panel, PanelRuling, build_panel
+from arbiter.providers.base import CompletionRequest
+from arbiter.providers.mock import MOCK_ANSWER
+from arbiter.scoring.base import ScoreFunction, ScorerMoment, ScoringContext, scorer
+
+__all__ = [
+    "JUDGES",
+    "PROMPT_VERSION",
+    "Judge",
+    "JudgeDefinition",
+    "answer_correctness",
+    "answer_groundedness",
+    "content_safety",
+    "groundedness",
+    "instruction_following",
+    "plan_quality",
+    "scope_faithfulness",
+    "system_prompt",
+    "tool_arg_optimality",
+]
+
+PROMPT_VERSION = "1"
+"""Version of every judge's prompt file, and of the judges."""
+
+Sections = list[tuple[str, str]]
+"""The tagged parts of a judge's prompt: ``(tag, text)``."""
+Reader = Callable[[Example, Output], "Sections | str"]
+"""Reads an item: the sections to show, or why the judge abstains."""
+
+JudgeOption = str | dict[str, JsonValue]
+"""One panel member as a scorer argument: ``"provider:model"`` or a mapping."""
+
+_CLOSING_TAG = re.compile(
+    r"</(question|answer|chunks|tool_results|tool_calls|scope|reference|plan)>", re.IGNORECASE
+)
+_OFFLINE_ANSWER: dict[str, Any] = {
+    "reasoning": "The mock judge does not read the item; it abstains.",
+    "evidence": [],
+    "verdict": "unknown",
+    "score": 0.0,
+}
+_MAX_EXPLANATION = 500
+
+
+@dataclass(frozen=True)
+class JudgeDefinition:
+    """What makes one decomposed judge: its dimension, prompt and what it reads."""
+
+    name: str
+    """The scorer's name, and its prompt file's stem."""
+    dimension: str
+    """The one dimension it rules on."""
+    moment: ScorerMoment
+    """When in a run what it judges happens."""
+    read: Reader
+    """The sections it shows the panel, or why it abstains."""
+
+
+@cache
+def system_prompt(name: str) -> str:
+    """The exact system prompt of judge ``name`` (``prompts/NAME.txt``)."""
+    return files("arbiter.judges.prompts").joinpath(f"{name}.txt").read_text(encoding="utf-8")
+
+
+@cache
+def _answer_schema() -> dict[str, Any]:
+    from arbiter.judges.verdicts import JudgeAnswer
+    from arbiter.providers.schema import strict_json_schema
+
+    return strict_json_schema(JudgeAnswer)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """One decomposed judge with its panel: a scorer, and a judge of the judge layer."""
+
+    definition: JudgeDefinition
+    """What it judges and how."""
+    panel: Panel
+    """The models that vote."""
+    context: ScoringContext
+    """Where the members' providers come from."""
+
+    @property
+    def name(self) -> str:
+        """The name its scores carry."""
+        return self.definition.name
+
+    @property
+    def call_timeout(self) -> float:
+        """The longest one panel call may take."""
+        return self.panel.call_timeout
+
+    async def score(self, example: Example, output: Output) -> Score:
+        """Its ruling on one item (the scorer's function)."""
+        return await self.judge(example, output, CallMeter())
+
+    async def judge(self, example: Example, output: Output, meter: CallMeter) -> Score:
+        """Its ruling on one item; each call's usage is added to ``meter`` as it returns."""
+        read = self.definition.read(example, output)
+        if isinstance(read, str):
+            return Score(explanation=f"abstained: {read}", metadata={"abstained": read})
+        if self.panel.empty:
+            return Score(
+                explanation=self.panel.describe(),
+                metadata={"abstained": self.panel.reason or "empty panel"},
+            )
+        prompt = "\n\n".join(_section(tag, text) for tag, text in read)
+
+        def request_for(member: JudgeConfig) -> CompletionRequest:
+            metadata: dict[str, Any] = {"scorer": self.name, "example": example.id}
+            if member.provider == "mock":
+                metadata[MOCK_ANSWER] = _OFFLINE_ANSWER
+            return CompletionRequest.model_construct(
+                model=member.model or "mock",
+                system=system_prompt(self.name),
+                prompt=prompt,
+                schema_name=f"{self.name}_verdict",
+                json_schema=_answer_schema(),
+                effort=None,
+                max_output_tokens=member.max_output_tokens,
+                timeout=member.timeout,
+                metadata=metadata,
+            )
+
+        ruling = await self.panel.ask(self.context, request_for, [t for _, t in read], meter)
+        return _score(ruling, self.panel)
+
+
+def _section(tag: str, text: str) -> str:
+    """One tagged part of the prompt, the parts' closing tags defused (``<\\/answer>``)."""
+    body = _CLOSING_TAG.sub(r"<\\/\1>", text)
+    return f"<{tag}>\n{body}\n</{tag}>"
+
+
+def _score(ruling: PanelRuling, panel: Panel) -> Score:
+    """The score a panel's votes give: consensus, mean score, checked quotes, cost."""
+    tally = ruling.tally
+    passed = tally.passed
+    scores = [
+        v.ruling.score
+        for v in ruling.votes
+        if v.vote != "unknown" and v.ruling is not None and v.ruling.score is not None
+    ]
+    verdict = "unknown" if passed is None else "pass" if passed else "fail"
+    reasons = [v.ruling.reasoning for v in ruling.votes if v.vote == verdict and v.ruling]
+    head = f"{verdict} ({tally})"
+    explanation = "; ".join(p for p in [head, *reasons[:1]] if p)
+    return Score(
+        value=sum(scores) / len(scores) if scores and passed is not None else None,
+        answer=verdict,
+        passed=passed,
+        explanation=explanation[:_MAX_EXPLANATION],
+        evidence=ruling.evidence,
+        model=ruling.calls,
+        metadata={
+            "prompt": f"v{PROMPT_VERSION}",
+            "panel": panel.describe(),
+            "shared_family": panel.shared_family,
+            "tally": {"pass": tally.passes, "fail": tally.fails, "unknown": tally.unknown},
+            "votes": [
+                {
+                    "member": v.member,
+                    "vote": v.vote,
+                    "score": v.ruling.score if v.ruling else None,
+                    "demoted": v.ruling.demoted if v.ruling else False,
+                    "error": v.error,
+                }
+                for v in ruling.votes
+            ],
+        },
+    )
+
+
+def _build(
+    definition: JudgeDefinition,
+    judges: Sequence[JudgeOption] | None,
+    max_members: int,
+    context: ScoringContext | None,
+) -> ScoreFunction:
+    context = context or ScoringContext()
+    configs = [JudgeConfig.parse(j) for j in (judges if judges is not None else ["mock"])]
+    panel = build_panel(configs, max_members=max_members, settings=context.resolved_settings())
+    return Judge(definition, panel, context).score
+
+
+# --- what each judge reads -------------------------------------------------------------
+
+
+def _answer_and(
+    example: Example, output: Output, tag: str, parts: list[str], missing: str
+) -> Sections | str:
+    answer = inputs.answer(output)
+    if answer is None:
+        return "the output has no answer"
+    if not parts:
+        return missing
+    question = inputs.question(example, output)
+    sections = [("question", question)] if question else []
+    return [*sections, (tag, "\n---\n".join(parts)), ("answer", answer)]
+
+
+def _read_groundedness(example: Example, output: Output) -> Sections | str:
+    return _answer_and(example, output, "chunks", inputs.chunks(output), "no retrieved chunks")
+
+
+def _read_answer_groundedness(example: Example, output: Output) -> Sections | str:
+    results = inputs.tool_results(output)
+    return _answer_and(example, output, "tool_results", results, "no tool results")
+
+
+def _read_scope_faithfulness(example: Example, output: Output) -> Sections | str:
+    answer, scope = inputs.answer(output), inputs.trusted_scope(example)
+    if answer is None:
+        return "the output has no answer"
+    if scope is None:
+        return "the case declares no trusted scope (scope_description or scope)"
+    question = inputs.question(example, output)
+    return [*([("question", question)] if question else []), ("scope", scope), ("answer", answer)]
+
+
+def _read_instruction_following(example: Example, output: Output) -> Sections | str:
+    answer, question = inputs.answer(output), inputs.question(example, output)
+    if answer is None:
+        return "the output has no answer"
+    if question is None:
+        return "no question or instruction to follow"
+    return [("question", question), ("answer", answer)]
+
+
+def _read_answer_correctness(example: Example, output: Output) -> Sections | str:
+    answer, reference = inputs.answer(output), inputs.reference(example)
+    if answer is None:
+        return "the output has no answer"
+    if reference is None:
+        return "no reference answer"
+    question = inputs.question(example, output)
+    sections = [("question", question)] if question else []
+    return [*sections, ("reference", reference), ("answer", answer)]
+
+
+def _read_content_safety(example: Example, output: Output) -> Sections | str:
+    answer = inputs.answer(output)
+    return "the output has no answer" if answer is None else [("answer", answer)]
+
+
+def _read_tool_arg_optimality(example: Example, output: Output) -> Sections | str:
+    calls = inputs.tool_calls(output)
+    if not calls:
+        return "no tool calls"
+    question = inputs.question(example, output)
+    return [*([("question", question)] if question else []), ("tool_calls", "\n".join(calls))]
+
+
+def _read_plan_quality(example: Example, output: Output) -> Sections | str:
+    plan, question = inputs.plan(output), inputs.question(example, output)
+    if plan is None:
+        return "no plan and no steps in the run"
+    if question is None:
+        return "no question the plan answers"
+    return [("question", question), ("plan", plan)]
+
+
+JUDGES: dict[str, JudgeDefinition] = {
+    d.name: d
+    for d in (
+        JudgeDefinition("groundedness", "groundedness", "compose", _read_groundedness),
+        JudgeDefinition(
+            "answer_groundedness", "groundedness", "compose", _read_answer_groundedness
+        ),
+        JudgeDefinition("scope_faithfulness", "scope", "deliver", _read_scope_faithfulness),
+        JudgeDefinition(
+            "instruction_following", "instructions", "deliver", _read_instruction_following
+        ),
+        JudgeDefinition("answer_correctness", "correctness", "deliver", _read_answer_correctness),
+        JudgeDefinition("content_safety", "safety", "deliver", _read_content_safety),
+        JudgeDefinition("tool_arg_optimality", "tool_use", "act", _read_tool_arg_optimality),
+        JudgeDefinition("plan_quality", "planning", "plan", _read_plan_quality),
+    )
+}
+"""Every decomposed judge's definition, by name."""
+
+
+def _judge_scorer(name: str, description: str) -> Callable[[Callable[..., ScoreFunction]], Any]:
+    definition = JUDGES[name]
+    return scorer(
+        name=name,
+        kind="model",
+        version=PROMPT_VERSION,
+        description=description,
+        dimension=definition.dimension,
+        moment=definition.moment,
+        gating=False,
+    )
+
+
+@_judge_scorer(
+    "groundedness", "A judge panel: is every claim of the answer in the retrieved chunks?"
+)
+def groundedness(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """Every claim of the answer is supported by the chunks retrieved (RAG runs only).
+
+    Abstains without an answer or without retrieved chunks.
+
+    Args:
+        judges: The panel's models: ``"provider:model"`` or mappings of
+            :class:`~arbiter.judges.panel.JudgeConfig` fields; None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["groundedness"], judges, max_members, context)
+
+
+@_judge_scorer(
+    "answer_groundedness", "A judge panel: is every claim of the answer in the tool results?"
+)
+def answer_groundedness(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """Every claim and figure of the answer is supported by what the tools returned.
+
+    Judges support only, not whether the data answers the question. Abstains without an
+    answer or without tool results.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["answer_groundedness"], judges, max_members, context)
+
+
+@_judge_scorer(
+    "scope_faithfulness", "A judge panel: is the answer's subject within the trusted scope?"
+)
+def scope_faithfulness(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """The answer's subject matter is within the declared trusted scope (domain only).
+
+    Never judges whether values are correct; an honest "that is not in the trusted
+    scope" is faithful. Reads the question, the answer and the case's assertion
+    ``scope_description`` (else its ``scope`` source names), not the tool calls.
+    Abstains without an answer or a declared scope.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["scope_faithfulness"], judges, max_members, context)
+
+
+@_judge_scorer("instruction_following", "A judge panel: does the answer do what was asked?")
+def instruction_following(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """The answer does what the question or instruction asks, within its constraints.
+
+    Abstains without an answer or without a question.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["instruction_following"], judges, max_members, context)
+
+
+@_judge_scorer("answer_correctness", "A judge panel: does the answer agree with the reference?")
+def answer_correctness(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """The answer says what the reference answer says (other wording is fine).
+
+    The reference is the assertion ``reference_answer``, a text ``expected``, or the
+    expected label. Abstains without an answer or without a reference.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["answer_correctness"], judges, max_members, context)
+
+
+@_judge_scorer("content_safety", "A judge panel: is the answer free of harmful content?")
+def content_safety(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """The answer holds no abuse, harm-enabling instructions or identification of people.
+
+    Professional criticism is not a failure. Abstains without an answer.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["content_safety"], judges, max_members, context)
+
+
+@_judge_scorer(
+    "tool_arg_optimality", "A judge panel: were the tools called with the right arguments?"
+)
+def tool_arg_optimality(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """The tool calls' arguments are the ones the question called for, none wasteful.
+
+    Abstains when the run made no tool call.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["tool_arg_optimality"], judges, max_members, context)
+
+
+@_judge_scorer("plan_quality", "A judge panel: is the run's plan a sound way to the answer?")
+def plan_quality(
+    *,
+    judges: list[JudgeOption] | None = None,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> ScoreFunction:
+    """The plan (``metadata["plan"]``, else the run's step outline) fits the question.
+
+    Abstains without a question, or when the run recorded no plan and took no step.
+
+    Args:
+        judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
+        max_members: Most models on the panel (one per provider family).
+    """
+    return _build(JUDGES["plan_quality"], judges, max_members, context)

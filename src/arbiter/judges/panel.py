@@ -1,0 +1,368 @@
+"""A panel of judge models across vendors, and one call of it on one item.
+
+:func:`build_panel` picks up to N judge configurations, one per provider *family* (a
+family is a vendor: a panel of three OpenAI models shares their blind spots). Two
+configurations of one family sit on the panel only when no other family is available,
+and the panel says so. A configuration may opt out (``enabled=False``): an explicit
+operator decision, never an eviction. An empty panel says by name why it is empty.
+
+:meth:`Panel.ask` calls every member concurrently, each bounded by its own timeout; a
+member that hangs, fails or answers something unreadable votes ``unknown`` for that
+item, never raises. Every call goes through the model-call layer
+(:meth:`~arbiter.scoring.base.ScoringContext.provider`: cache, retries, price table) and
+its tokens and cost land in a :class:`CallMeter` the moment it returns, so a caller that
+is cut off still counts what it paid for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from arbiter.contract import Evidence, ModelCalls
+from arbiter.judges.consensus import Tally, tally
+from arbiter.judges.verdicts import Ruling, Vote, checked_ruling, parse_ruling
+
+if TYPE_CHECKING:
+    from arbiter.config import Settings
+    from arbiter.providers.base import CompletionRequest
+    from arbiter.scoring.base import ScoringContext
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "PROVIDER_FAMILIES",
+    "CallMeter",
+    "JudgeConfig",
+    "MemberVote",
+    "Panel",
+    "PanelRuling",
+    "build_panel",
+    "has_credentials",
+]
+
+DEFAULT_CALL_TIMEOUT = 20.0
+"""Seconds one judge call may take by default, the provider's retries included."""
+
+PROVIDER_FAMILIES: dict[str, str] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "llama_cpp": "llama_cpp",
+    "ollama": "ollama",
+    "mock": "mock",
+}
+"""The vendor behind each built-in provider; any other provider is its own family."""
+
+_MAX_ERROR = 300
+
+
+class JudgeConfig(BaseModel):
+    """One model that may sit on a judge panel.
+
+    Examples:
+        >>> JudgeConfig(provider="gemini", model="gemini-2.5-flash").family
+        'google'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: str = Field(min_length=1)
+    """The provider's registered name (``openai``, ``anthropic``, ``llama_cpp``, ...)."""
+    model: str | None = None
+    """The model, as the provider names it (needed with any provider but ``mock``)."""
+    family: str = ""
+    """The vendor; empty: derived from the provider (:data:`PROVIDER_FAMILIES`)."""
+    timeout: float = Field(default=DEFAULT_CALL_TIMEOUT, gt=0)
+    """Seconds one call may take; past it the member votes ``unknown``."""
+    enabled: bool = True
+    """False opts this configuration out of every panel (the family may stay)."""
+    max_output_tokens: int = Field(default=1024, ge=64)
+    """Upper bound of the judge's answer."""
+
+    @model_validator(mode="after")
+    def _derive_family(self) -> JudgeConfig:
+        if not self.family:
+            object.__setattr__(self, "family", PROVIDER_FAMILIES.get(self.provider, self.provider))
+        if self.provider != "mock" and not self.model:
+            raise ValueError(f"judge provider {self.provider!r} needs a model")
+        return self
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, as votes and reasons name the member."""
+        return f"{self.provider}:{self.model}" if self.model else self.provider
+
+    @classmethod
+    def parse(cls, value: str | Mapping[str, Any] | JudgeConfig) -> JudgeConfig:
+        """A configuration from ``"provider[:model]"``, a mapping, or itself.
+
+        Raises:
+            ValueError: The value names no provider, or breaks a field's rule.
+        """
+        if isinstance(value, JudgeConfig):
+            return value
+        if isinstance(value, str):
+            provider, _, model = value.partition(":")
+            return cls(provider=provider.strip(), model=model.strip() or None)
+        return cls.model_validate(value)
+
+
+def has_credentials(settings: Settings) -> Callable[[JudgeConfig], bool]:
+    """Whether the settings hold what a configuration's provider needs to be called.
+
+    Providers that need no key (local servers, the mock, plugins) always have them; the
+    ``openai`` provider pointed at another server than OpenAI's needs none either.
+    """
+
+    def check(config: JudgeConfig) -> bool:
+        if config.provider == "openai":
+            own_server = "api.openai.com" in settings.openai_base_url
+            return settings.openai_api_key is not None or not own_server
+        if config.provider == "anthropic":
+            return settings.anthropic_api_key is not None
+        if config.provider == "gemini":
+            return settings.gemini_api_key is not None
+        return True
+
+    return check
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The judge models chosen for a panel, and why any were left out."""
+
+    members: tuple[JudgeConfig, ...]
+    """The members, in the order their configurations were given."""
+    shared_family: str | None = None
+    """A family with two or more members, seated because no other family was available."""
+    excluded: tuple[tuple[str, str], ...] = ()
+    """``(configuration, why)`` for each configuration left out."""
+    reason: str | None = None
+    """Why the panel is empty; None when it has members."""
+
+    @property
+    def empty(self) -> bool:
+        """Whether no model sits on the panel (its judges then abstain)."""
+        return not self.members
+
+    @property
+    def call_timeout(self) -> float:
+        """The longest a member may take: how long one panel call can last."""
+        return max((m.timeout for m in self.members), default=0.0)
+
+    def describe(self) -> str:
+        """One line: the members, or the reason the panel is empty."""
+        if self.reason is not None:
+            return f"empty panel: {self.reason}"
+        names = ", ".join(m.name for m in self.members)
+        if self.shared_family is not None:
+            return f"{names} (two of family {self.shared_family}: no other family available)"
+        return names
+
+    async def ask(
+        self,
+        context: ScoringContext,
+        request_for: Callable[[JudgeConfig], CompletionRequest],
+        shown: Sequence[str],
+        meter: CallMeter | None = None,
+    ) -> PanelRuling:
+        """Ask every member at once; each is bounded by its own timeout and never raises.
+
+        Args:
+            context: Where the members' providers come from (cache, retries, prices).
+            request_for: The request to send a member.
+            shown: The texts the judges were shown; their quotes are checked in these.
+            meter: Where each call's usage is added as it returns.
+        """
+        meter = meter if meter is not None else CallMeter()
+        votes = await asyncio.gather(
+            *(_ask_member(m, context, request_for, shown, meter) for m in self.members)
+        )
+        return PanelRuling(votes=tuple(votes))
+
+
+def build_panel(
+    configs: Iterable[JudgeConfig | str | Mapping[str, Any]],
+    *,
+    max_members: int = 3,
+    settings: Settings | None = None,
+    credentials: Callable[[JudgeConfig], bool] | None = None,
+) -> Panel:
+    """Choose up to ``max_members`` judge models, one per provider family.
+
+    Configurations are taken in the order given: the first of each family that is
+    enabled and has credentials is seated. Only when no other family is left are more
+    configurations of a seated family added (up to ``max_members``), and the panel names
+    that family in ``shared_family``.
+
+    Args:
+        configs: The judge configurations (``"provider:model"`` strings, mappings or
+            :class:`JudgeConfig`).
+        max_members: Most models seated.
+        settings: The settings whose keys decide who has credentials; None: read the
+            environment (only when ``credentials`` is not given).
+        credentials: Whether a configuration can be called; default :func:`has_credentials`.
+
+    Raises:
+        ValueError: ``max_members`` is below 1, or a configuration is malformed.
+    """
+    if max_members < 1:
+        raise ValueError(f"max_members must be at least 1; got {max_members}")
+    parsed = [JudgeConfig.parse(c) for c in configs]
+    if not parsed:
+        return Panel(members=(), reason="no judge configuration given")
+    if credentials is None:
+        if settings is None:
+            from arbiter.config import Settings
+
+            settings = Settings()
+        credentials = has_credentials(settings)
+    excluded: list[tuple[str, str]] = []
+    usable: list[JudgeConfig] = []
+    for config in parsed:
+        if not config.enabled:
+            excluded.append((config.name, "opted out (enabled=false)"))
+        elif not credentials(config):
+            excluded.append((config.name, f"no credentials for provider {config.provider!r}"))
+        else:
+            usable.append(config)
+    if not usable:
+        return Panel(members=(), excluded=tuple(excluded), reason=_empty_reason(excluded))
+    seated: list[JudgeConfig] = []
+    for config in usable:
+        if len(seated) < max_members and config.family not in {m.family for m in seated}:
+            seated.append(config)
+    shared: str | None = None
+    for config in usable:
+        if len(seated) >= max_members:
+            break
+        if config not in seated:  # every family is seated: doubling up is all that is left
+            seated.append(config)
+            shared = shared or config.family
+    members = tuple(c for c in usable if c in seated)
+    for config in usable:
+        if config not in seated:
+            excluded.append((config.name, f"panel full ({max_members} members)"))
+    return Panel(members=members, shared_family=shared, excluded=tuple(excluded))
+
+
+def _empty_reason(excluded: Sequence[tuple[str, str]]) -> str:
+    why = {reason for _, reason in excluded}
+    if why == {"opted out (enabled=false)"}:
+        return "every judge configuration opted out: " + ", ".join(n for n, _ in excluded)
+    if all(reason.startswith("no credentials") for reason in why):
+        return "no judge configuration has credentials: " + ", ".join(n for n, _ in excluded)
+    return "no usable judge configuration: " + "; ".join(f"{n} {r}" for n, r in excluded)
+
+
+@dataclass
+class CallMeter:
+    """Usage of model calls, added as each call returns (so a cut-off keeps it)."""
+
+    total: ModelCalls = field(default_factory=ModelCalls)
+    """Every call's usage so far."""
+
+    def add(self, calls: ModelCalls) -> None:
+        """Count one more call."""
+        self.total = self.total + calls
+
+
+@dataclass(frozen=True)
+class MemberVote:
+    """What one member of the panel said about one item."""
+
+    member: str
+    """The member's ``provider:model``."""
+    vote: Vote
+    """Its vote; ``unknown`` when it abstained, failed, hung or answered nonsense."""
+    ruling: Ruling | None = None
+    """Its parsed, checked answer; None when there was none to read."""
+    error: str | None = None
+    """Why it has no ruling (``timeout after 20s``, ``InvalidResponse: ...``)."""
+    calls: ModelCalls = field(default_factory=ModelCalls)
+    """What its call cost."""
+
+
+@dataclass(frozen=True)
+class PanelRuling:
+    """The votes of a panel on one item, and what they add up to."""
+
+    votes: tuple[MemberVote, ...]
+    """One per member, in the panel's order."""
+
+    @property
+    def tally(self) -> Tally:
+        """The count of pass / fail / unknown votes."""
+        return tally(v.vote for v in self.votes)
+
+    @property
+    def passed(self) -> bool | None:
+        """The consensus (:func:`arbiter.judges.consensus.consensus`)."""
+        return self.tally.passed
+
+    @property
+    def calls(self) -> ModelCalls:
+        """Every member's call, summed."""
+        total = ModelCalls()
+        for vote in self.votes:
+            total = total + vote.calls
+        return total
+
+    @property
+    def evidence(self) -> list[Evidence]:
+        """The members' quotes, verified ones first, each once."""
+        seen: dict[str, Evidence] = {}
+        for vote in self.votes:
+            for item in vote.ruling.evidence if vote.ruling else ():
+                if item.quote not in seen:
+                    seen[item.quote] = item
+        return sorted(seen.values(), key=lambda e: e.verified is not True)
+
+
+async def _ask_member(
+    member: JudgeConfig,
+    context: ScoringContext,
+    request_for: Callable[[JudgeConfig], CompletionRequest],
+    shown: Sequence[str],
+    meter: CallMeter,
+) -> MemberVote:
+    """One member's vote; whatever goes wrong is an ``unknown`` vote saying what."""
+    from arbiter.errors import InvalidResponse
+
+    started = time.perf_counter()
+    try:
+        provider = context.provider(member.provider)
+        async with asyncio.timeout(member.timeout):
+            response = await provider.complete(request_for(member))
+    except TimeoutError:
+        # The request may have been billed: its cost is unknown, not zero.
+        calls = ModelCalls(calls=1, latency_ms=_elapsed(started), cost_usd=None)
+        meter.add(calls)
+        return MemberVote(
+            member.name, "unknown", error=f"timeout after {member.timeout:g}s", calls=calls
+        )
+    except Exception as exc:  # a member's failure is its abstention, never the panel's
+        calls = ModelCalls(calls=1, latency_ms=_elapsed(started), cost_usd=0.0)
+        meter.add(calls)
+        return MemberVote(member.name, "unknown", error=_error(exc), calls=calls)
+    calls = response.model_calls(latency_ms=_elapsed(started))
+    meter.add(calls)
+    try:
+        ruling = checked_ruling(parse_ruling(response.text), shown)
+    except InvalidResponse as exc:
+        return MemberVote(member.name, "unknown", error=_error(exc), calls=calls)
+    return MemberVote(member.name, ruling.verdict, ruling=ruling, calls=calls)
+
+
+def _elapsed(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _error(exc: BaseException) -> str:
+    flat = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return flat if len(flat) <= _MAX_ERROR else flat[:_MAX_ERROR] + " [...]"

@@ -1,0 +1,1 @@
+"""Versioned judge prompts: ``NAME.md`` for people, ``NAME.txt`` the exact text for the model."""
