@@ -15,6 +15,7 @@ to learn a shape:
 """
 
 from arbiter.contract.agents import AGENT_CLASS_KEY, AgentCase, AgentInput
+from arbiter.contract.annotations import Annotation, AnnotationLabel, FrozenRuling, RulingVerdict
 from arbiter.contract.common import SCHEMA_VERSION, Interval, Usage
 from arbiter.contract.data import Dataset, Example, Output, Prediction
 from arbiter.contract.jury import (
@@ -95,6 +96,8 @@ __all__ = [
     "AgentCase",
     "AgentIdentity",
     "AgentInput",
+    "Annotation",
+    "AnnotationLabel",
     "Band",
     "Callout",
     "Case",
@@ -116,6 +119,7 @@ __all__ = [
     "Finding",
     "FlowNode",
     "FlowRun",
+    "FrozenRuling",
     "GroundingResult",
     "Handoff",
     "HeuristicFinding",
@@ -143,6 +147,7 @@ __all__ = [
     "Rating",
     "Report",
     "Retrieval",
+    "RulingVerdict",
     "RunConfig",
     "RunGate",
     "RunInfo",

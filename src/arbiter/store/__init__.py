@@ -4,6 +4,7 @@ It persists the shapes of :mod:`arbiter.contract` and imports nothing else of Ar
 (but the exception tree), so every engine can be handed a store without depending on it.
 """
 
+from arbiter.store import annotations_models as _annotations_models  # noqa: F401  (its table)
 from arbiter.store.repository import RunLease, Store, new_run_id
 
 __all__ = ["RunLease", "Store", "new_run_id"]
