@@ -5,6 +5,7 @@ Each family is a small pure function ``(task, context, output, settings) -> call
 verbatim slice of the output. Only the standard library is used.
 """
 
+from arbiter.jury.detectors.entities import unsupported_names
 from arbiter.jury.detectors.figures import contradicted_figures, inconsistent_figures
 from arbiter.jury.detectors.lists import list_length_breaches
 from arbiter.jury.detectors.markers import unsupported_markers
@@ -16,6 +17,7 @@ from arbiter.jury.detectors.settings import (
     settings_for,
 )
 from arbiter.jury.detectors.suite import DETECTORS, Detector, run_detectors
+from arbiter.jury.detectors.swaps import swapped_calendar_names, swapped_figures
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -29,5 +31,8 @@ __all__ = [
     "polarity_flips",
     "run_detectors",
     "settings_for",
+    "swapped_calendar_names",
+    "swapped_figures",
     "unsupported_markers",
+    "unsupported_names",
 ]

@@ -65,7 +65,7 @@ _CUE_STARTER_TEXT = (
 _CUE_STARTERS = frozenset(_CUE_STARTER_TEXT.split())
 """Words a ``_CUE`` match can begin with."""
 _DOUBLE_NEGATIVE = re.compile(r"(?:\bnot|n['’]t|\bnever)\s+(?:be\s+)?$", re.IGNORECASE)
-_NEGATORS = frozenset({"not", "never", "cannot"})
+_NEGATORS = frozenset({"not", "never", "cannot", "no"})
 _DIGIT_NEXT = re.compile(r"\s*\d")
 _NEGATION_REACH = 3
 # Stems of rule words: a "not" before them is an axis cue, not a bare negation.
@@ -116,7 +116,7 @@ def _is_month(text: str, start: int, end: int) -> bool:
 
 @lru_cache(maxsize=WORD_CACHE)
 def _is_negator(word: str) -> bool:
-    """Whether a word is "not", "never", "cannot" or ends in "n't"."""
+    """Whether a word is "not", "never", "cannot", "no" or ends in "n't"."""
     low = word.lower().replace("’", "'")
     return low in _NEGATORS or low.endswith("n't")
 

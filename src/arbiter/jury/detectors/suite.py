@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from arbiter.contract import Callout
+from arbiter.jury.detectors.entities import unsupported_names
 from arbiter.jury.detectors.figures import contradicted_figures, inconsistent_figures
 from arbiter.jury.detectors.lists import list_length_breaches
 from arbiter.jury.detectors.markers import unsupported_markers
 from arbiter.jury.detectors.polarity import polarity_flips
 from arbiter.jury.detectors.settings import DetectorSettings, settings_for
+from arbiter.jury.detectors.swaps import swapped_calendar_names, swapped_figures
 
 __all__ = ["DETECTORS", "Detector", "run_detectors"]
 
@@ -22,6 +24,9 @@ DETECTORS: dict[str, Detector] = {
     "polarity": polarity_flips,
     "list_length": list_length_breaches,
     "unsupported": unsupported_markers,
+    "figure_swaps": swapped_figures,
+    "calendar_swaps": swapped_calendar_names,
+    "unsupported_names": unsupported_names,
 }
 """The detector families, in the order their callouts are listed."""
 
