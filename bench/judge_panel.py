@@ -29,7 +29,7 @@ from arbiter.config import Settings
 from arbiter.contract import Example, Output, Score, Usage
 from arbiter.judges.judges import content_safety
 from arbiter.providers.base import CompletionRequest, CompletionResponse
-from arbiter.providers.registry import ProviderRegistry
+from arbiter.providers.registry import ProviderFactory, ProviderRegistry
 from arbiter.scoring.base import ScoringContext
 
 TARGET_RATIO = 1.2
@@ -58,11 +58,14 @@ class StubJudge:
         return CompletionResponse(text=RULING, model=self.name, usage=usage)
 
 
+def _factory(stub: StubJudge) -> ProviderFactory:
+    return lambda settings, http: stub
+
+
 def _context() -> ScoringContext:
     registry = ProviderRegistry()
     for name, hang in (("stub_a", False), ("stub_b", False), ("stub_c", False), ("hung", True)):
-        stub = StubJudge(name, hang=hang)
-        registry.register_provider(name, lambda settings, http, stub=stub: stub)
+        registry.register_provider(name, _factory(StubJudge(name, hang=hang)))
     return ScoringContext(settings=Settings(), providers=registry, use_cache=False)
 
 

@@ -10,6 +10,7 @@ import pytest
 import arbiter.judges
 from arbiter.contract import Example, Output
 from arbiter.contract.trajectory import Chunk, Retrieval, ToolCall, Trajectory
+from arbiter.errors import InputError
 from arbiter.judges import JUDGE_SCORERS
 from arbiter.judges.judges import JUDGES, system_prompt
 from arbiter.scoring.base import ScorerFactory
@@ -180,3 +181,17 @@ async def test_an_honest_scope_refusal_reaches_the_judge_with_the_scope(models: 
     assert score.passed is True
     assert "<scope>\nTrusted data sources: sales, stores\n</scope>" in fake.requests[0].prompt
     assert "<tool_calls>" not in fake.requests[0].prompt
+
+
+def test_a_judges_spec_rebuilds_the_same_judge() -> None:
+    built = factory("groundedness")(judges=["mock", {"provider": "llama_cpp", "model": "x"}])
+    assert built.spec.args["judges"] == ["mock", {"provider": "llama_cpp", "model": "x"}]
+    assert factory("groundedness")(**built.spec.args).spec == built.spec
+
+
+@pytest.mark.parametrize(
+    "judges", [["openai"], [{"provider": "mock", "timeout": -1}], [{"provider": "mock", "x": 1}]]
+)
+def test_a_malformed_panel_configuration_is_an_input_error(judges: list[Any]) -> None:
+    with pytest.raises(InputError, match="scorer 'groundedness'"):
+        factory("groundedness")(judges=judges)

@@ -25,11 +25,18 @@ from typing import Any
 from pydantic import JsonValue
 
 from arbiter.contract import Example, Output, Score
-from arbiter.judges import inputs
+from arbiter.judges import readers
 from arbiter.judges.panel import CallMeter, JudgeConfig, Panel, PanelRuling, build_panel
+from arbiter.judges.readers import Sections
 from arbiter.providers.base import CompletionRequest
 from arbiter.providers.mock import MOCK_ANSWER
-from arbiter.scoring.base import ScoreFunction, ScorerMoment, ScoringContext, scorer
+from arbiter.scoring.base import (
+    ScoreFunction,
+    ScorerFactory,
+    ScorerMoment,
+    ScoringContext,
+    scorer,
+)
 
 __all__ = [
     "JUDGES",
@@ -50,8 +57,6 @@ __all__ = [
 PROMPT_VERSION = "1"
 """Version of every judge's prompt file, and of the judges."""
 
-Sections = list[tuple[str, str]]
-"""The tagged parts of a judge's prompt: ``(tag, text)``."""
 Reader = Callable[[Example, Output], "Sections | str"]
 """Reads an item: the sections to show, or why the judge abstains."""
 
@@ -212,104 +217,31 @@ def _build(
     return Judge(definition, panel, context).score
 
 
-# --- what each judge reads -------------------------------------------------------------
-
-
-def _answer_and(
-    example: Example, output: Output, tag: str, parts: list[str], missing: str
-) -> Sections | str:
-    answer = inputs.answer(output)
-    if answer is None:
-        return "the output has no answer"
-    if not parts:
-        return missing
-    question = inputs.question(example, output)
-    sections = [("question", question)] if question else []
-    return [*sections, (tag, "\n---\n".join(parts)), ("answer", answer)]
-
-
-def _read_groundedness(example: Example, output: Output) -> Sections | str:
-    return _answer_and(example, output, "chunks", inputs.chunks(output), "no retrieved chunks")
-
-
-def _read_answer_groundedness(example: Example, output: Output) -> Sections | str:
-    results = inputs.tool_results(output)
-    return _answer_and(example, output, "tool_results", results, "no tool results")
-
-
-def _read_scope_faithfulness(example: Example, output: Output) -> Sections | str:
-    answer, scope = inputs.answer(output), inputs.trusted_scope(example)
-    if answer is None:
-        return "the output has no answer"
-    if scope is None:
-        return "the case declares no trusted scope (scope_description or scope)"
-    question = inputs.question(example, output)
-    return [*([("question", question)] if question else []), ("scope", scope), ("answer", answer)]
-
-
-def _read_instruction_following(example: Example, output: Output) -> Sections | str:
-    answer, question = inputs.answer(output), inputs.question(example, output)
-    if answer is None:
-        return "the output has no answer"
-    if question is None:
-        return "no question or instruction to follow"
-    return [("question", question), ("answer", answer)]
-
-
-def _read_answer_correctness(example: Example, output: Output) -> Sections | str:
-    answer, reference = inputs.answer(output), inputs.reference(example)
-    if answer is None:
-        return "the output has no answer"
-    if reference is None:
-        return "no reference answer"
-    question = inputs.question(example, output)
-    sections = [("question", question)] if question else []
-    return [*sections, ("reference", reference), ("answer", answer)]
-
-
-def _read_content_safety(example: Example, output: Output) -> Sections | str:
-    answer = inputs.answer(output)
-    return "the output has no answer" if answer is None else [("answer", answer)]
-
-
-def _read_tool_arg_optimality(example: Example, output: Output) -> Sections | str:
-    calls = inputs.tool_calls(output)
-    if not calls:
-        return "no tool calls"
-    question = inputs.question(example, output)
-    return [*([("question", question)] if question else []), ("tool_calls", "\n".join(calls))]
-
-
-def _read_plan_quality(example: Example, output: Output) -> Sections | str:
-    plan, question = inputs.plan(output), inputs.question(example, output)
-    if plan is None:
-        return "no plan and no steps in the run"
-    if question is None:
-        return "no question the plan answers"
-    return [("question", question), ("plan", plan)]
-
-
 JUDGES: dict[str, JudgeDefinition] = {
     d.name: d
     for d in (
-        JudgeDefinition("groundedness", "groundedness", "compose", _read_groundedness),
+        JudgeDefinition("groundedness", "groundedness", "compose", readers.read_groundedness),
         JudgeDefinition(
-            "answer_groundedness", "groundedness", "compose", _read_answer_groundedness
+            "answer_groundedness", "groundedness", "compose", readers.read_answer_groundedness
         ),
-        JudgeDefinition("scope_faithfulness", "scope", "deliver", _read_scope_faithfulness),
+        JudgeDefinition("scope_faithfulness", "scope", "deliver", readers.read_scope_faithfulness),
         JudgeDefinition(
-            "instruction_following", "instructions", "deliver", _read_instruction_following
+            "instruction_following", "instructions", "deliver", readers.read_instruction_following
         ),
-        JudgeDefinition("answer_correctness", "correctness", "deliver", _read_answer_correctness),
-        JudgeDefinition("content_safety", "safety", "deliver", _read_content_safety),
-        JudgeDefinition("tool_arg_optimality", "tool_use", "act", _read_tool_arg_optimality),
-        JudgeDefinition("plan_quality", "planning", "plan", _read_plan_quality),
+        JudgeDefinition(
+            "answer_correctness", "correctness", "deliver", readers.read_answer_correctness
+        ),
+        JudgeDefinition("content_safety", "safety", "deliver", readers.read_content_safety),
+        JudgeDefinition("tool_arg_optimality", "tool_use", "act", readers.read_tool_arg_optimality),
+        JudgeDefinition("plan_quality", "planning", "plan", readers.read_plan_quality),
     )
 }
 """Every decomposed judge's definition, by name."""
 
 
-def _judge_scorer(name: str, description: str) -> Callable[[Callable[..., ScoreFunction]], Any]:
+def _judge_scorer(
+    name: str, description: str
+) -> Callable[[Callable[..., ScoreFunction]], ScorerFactory]:
     definition = JUDGES[name]
     return scorer(
         name=name,
