@@ -11,6 +11,7 @@ import gc
 import sys
 
 from arbiter.cli import agent as _agent  # noqa: F401  (registers commands)
+from arbiter.cli import calibrate as _calibrate  # noqa: F401  (registers commands)
 from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
 from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
