@@ -12,6 +12,7 @@ import sys
 
 from arbiter.cli import agent as _agent  # noqa: F401  (registers commands)
 from arbiter.cli import calibrate as _calibrate  # noqa: F401  (registers commands)
+from arbiter.cli import gate_bench as _gate_bench  # noqa: F401  (registers commands)
 from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
 from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)

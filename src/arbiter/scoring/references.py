@@ -25,7 +25,7 @@ The text is read once, token by token, in time linear in its length (at most
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -93,14 +93,12 @@ underscore or a digit (``vendor_agreements``, ``sales2024``)."""
 _PART = re.compile(r"[^\W\d][\w$]+")
 """One part of a qualified name: an identifier of two or more characters."""
 
-TokenKind = Literal["quoted", "word", "mark", "stop"]
-
 
 @dataclass(frozen=True)
 class _Token:
     text: str
     """The token (a quoted one without its quotes)."""
-    kind: TokenKind
+    quoted: bool
     start: int
     """Its offset, quotes included."""
     written: str
@@ -108,17 +106,6 @@ class _Token:
     @property
     def folded(self) -> str:
         return self.text.casefold()
-
-
-def _tokens(text: str) -> Iterator[_Token]:
-    for found in _TOKEN.finditer(text, 0, min(len(text), MAX_CHARS)):
-        if (inner := found.group("quoted")) is not None:
-            yield _Token(inner, "quoted", found.start(), found.group())
-        else:
-            kind: TokenKind = "word" if found.group("word") is not None else "stop"
-            if found.group("mark") is not None:
-                kind = "mark"
-            yield _Token(found.group(), kind, found.start(), found.group())
 
 
 def _qualified(name: str) -> bool:
@@ -129,9 +116,9 @@ def _qualified(name: str) -> bool:
 
 def _candidate(token: _Token) -> ReferenceKind | None:
     """How a token next to a container word names a container, if it does."""
-    if token.kind == "quoted":
+    if token.quoted:
         return "quoted"
-    if token.kind == "word" and len(token.text) <= _MAX_NAME:
+    if len(token.text) <= _MAX_NAME:
         if _qualified(token.text):
             return "qualified"
         if _TECHNICAL.fullmatch(token.text):
@@ -154,21 +141,30 @@ def data_references(text: str) -> list[DataReference]:
         ['crm.accounts', 'val']
     """
     found: dict[str, DataReference] = {}
-    # The last three tokens, kept so that "X database" and "X is the database" are seen
-    # from the container word without looking back more than a constant distance.
+    # The last three tokens since a punctuation mark, kept so that "X database" and
+    # "X is the database" are seen from the container word, looking back a constant
+    # distance; a mark other than ':' or '=' breaks adjacency.
     previous: list[_Token] = []
-    pending_container = 0  # tokens still allowed between a container word and its name
+    pending = 0  # tokens still allowed between a container word and the name it has
 
     def add(token: _Token, kind: ReferenceKind) -> None:
         name = normalise_source(token.text)
-        if name and name not in found and len(found) < _MAX_REFERENCES:
+        if name and name not in found:
             found[name] = DataReference(name, token.written, kind, token.start)
 
-    for token in _tokens(text):
-        if token.kind in ("word", "quoted") and _qualified(token.text):
+    for match in _TOKEN.finditer(text, 0, min(len(text), MAX_CHARS)):
+        group = match.lastgroup
+        if group == "stop":
+            previous, pending = [], 0
+            continue
+        if len(found) >= _MAX_REFERENCES:
+            break
+        quoted = group == "quoted"
+        inner = match.group("quoted") if quoted else match.group()
+        token = _Token(inner, quoted, match.start(), match.group())
+        if group != "mark" and _qualified(inner):
             add(token, "qualified")
-        container = token.kind == "word" and token.folded in CONTAINER_WORDS
-        if container:
+        if group == "word" and token.folded in CONTAINER_WORDS:
             for before in reversed(previous):
                 kind = _candidate(before)
                 if kind is not None:
@@ -176,16 +172,16 @@ def data_references(text: str) -> list[DataReference]:
                     break
                 if before.folded not in COPULAS:
                     break
-            pending_container = 2
-        elif pending_container:
-            kind = _candidate(token)
+            pending = 2
+        elif pending:
+            kind = None if group == "mark" else _candidate(token)
             if kind is not None:
                 add(token, kind)
-                pending_container = 0
+                pending = 0
             elif token.folded in COPULAS:
-                pending_container -= 1
+                pending -= 1
             else:
-                pending_container = 0
+                pending = 0
         previous = [*previous[-2:], token]
     return sorted(found.values(), key=lambda reference: reference.start)
 

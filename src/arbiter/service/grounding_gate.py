@@ -38,6 +38,8 @@ def load_gate_cases(path: Path | None = None) -> list[GateCase]:
             if path.stat().st_size > _MAX_FILE_CHARS:
                 raise InputError(f"{where}: larger than {_MAX_FILE_CHARS:,} bytes")
             text = path.read_text("utf-8")
+        except FileNotFoundError:
+            raise InputError(f"{where}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{where}: cannot be read ({type(exc).__name__})") from None
     cases: list[GateCase] = []
