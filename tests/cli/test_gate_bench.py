@@ -108,7 +108,7 @@ def test_a_bad_case_file_is_one_input_error_line(
 
 
 def test_a_missing_case_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="absent.jsonl: no such file"):
+    with pytest.raises(InputError, match=r"absent\.jsonl: no such file"):
         load_gate_cases(tmp_path / "absent.jsonl")
 
 
