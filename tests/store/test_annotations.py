@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from arbiter.contract import Annotation, Evidence, FrozenRuling
+from arbiter.contract import Annotation, Evidence, FrozenRuling, Score
 from arbiter.store import Store
 from arbiter.store import annotations_repository as repository
 from arbiter.store.annotations_repository import (
@@ -147,3 +147,30 @@ def test_a_naive_timestamp_is_refused() -> None:
         _annotation("pass").model_validate(
             {**_annotation("pass").model_dump(), "created_at": datetime(2026, 1, 1)}
         )
+
+
+def test_a_later_rescore_does_not_rewrite_the_ruling_the_human_saw(store: Store) -> None:
+    shown = Score(name="groundedness", value=0.2, passed=False, evidence=[Evidence(quote="x")])
+    add_annotations(store, [_annotation("agree", ruling=FrozenRuling.of(shown))])
+    # The judge is re-scored: the score object the ruling was read from changes.
+    shown.passed = True
+    shown.value = 0.9
+    shown.evidence[0].quote = "rewritten"
+    (stored,) = latest_annotations(store)
+    assert stored.ruling == FrozenRuling(
+        judge="groundedness", verdict="fail", score=0.2, evidence=(Evidence(quote="x"),)
+    )
+    assert stored.human_passed is False
+
+
+@pytest.mark.parametrize(
+    ("score", "verdict"),
+    [
+        (Score(name="j", passed=True), "pass"),
+        (Score(name="j", passed=False), "fail"),
+        (Score(name="j", passed=None), "unknown"),
+        (Score(name="j", passed=False, error="timeout"), "unknown"),
+    ],
+)
+def test_a_ruling_frozen_from_a_score(score: Score, verdict: str) -> None:
+    assert FrozenRuling.of(score).verdict == verdict

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arbiter.contract.common import SCHEMA_VERSION
-from arbiter.contract.scores import Evidence
+from arbiter.contract.scores import Evidence, Score
 
 __all__ = ["Annotation", "AnnotationLabel", "FrozenRuling", "RulingVerdict"]
 
@@ -39,6 +39,28 @@ class FrozenRuling(BaseModel):
     """Its score, when it gave one."""
     evidence: tuple[Evidence, ...] = ()
     """The evidence it quoted, as shown."""
+
+    @classmethod
+    def of(cls, score: Score, *, judge: str | None = None) -> FrozenRuling:
+        """A copy of a judge's score as shown now: later changes to ``score`` do not reach it.
+
+        An errored score or an abstention is ``unknown``.
+
+        Args:
+            score: The judge's score.
+            judge: The judge's name (default: the score's).
+        """
+        verdict: RulingVerdict = (
+            "unknown"
+            if score.error is not None or score.passed is None
+            else ("pass" if score.passed else "fail")
+        )
+        return cls(
+            judge=judge or score.name,
+            verdict=verdict,
+            score=score.value,
+            evidence=tuple(e.model_copy(deep=True) for e in score.evidence),
+        )
 
 
 class Annotation(BaseModel):
