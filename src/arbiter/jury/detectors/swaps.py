@@ -23,7 +23,7 @@ from arbiter.jury.detectors.analysis import Analysis, analyse
 from arbiter.jury.detectors.equality import NAMES, comparable, figure_index
 from arbiter.jury.detectors.quantities import same_value
 from arbiter.jury.detectors.settings import DetectorSettings
-from arbiter.jury.detectors.text import Window, overlap, stem, window
+from arbiter.jury.detectors.text import WINDOW_SCAN, WINDOW_WORDS, Tokens, Window, overlap, stem
 
 __all__ = ["CALENDAR_WORDS", "MAX_MENTIONS", "swapped_calendar_names", "swapped_figures"]
 
@@ -86,6 +86,27 @@ def _opens_sentence(text: str, start: int) -> bool:
     return before == 0 or text[before - 1] in ".!?:\n"
 
 
+def _calendar_window(tokens: Tokens, index: int) -> Window:
+    """Content words around token ``index`` in its segment, reaching past figures.
+
+    Unlike a figure's window this one does not stop at a figure: in "the first two weeks
+    of May" the words that say what May is for lie beyond "two weeks".
+    """
+    segment, clause = tokens.segment(index), tokens.clause(index)
+    found: Window = {}
+    for step in (-1, 1):
+        at, distance, scanned = index + step, 0, 0
+        while at in segment and distance < WINDOW_WORDS and scanned < WINDOW_SCAN:
+            word = tokens.stems[at]
+            if tokens.contents[at] and word not in _CALENDAR_STEMS:
+                distance += 1
+                weight = (1.0 if at in clause else 0.5) / distance
+                found[word] = max(weight, found.get(word, 0.0))
+            at += step
+            scanned += 1
+    return found
+
+
 @lru_cache(maxsize=256)
 def _calendar_names(text: str) -> tuple[_Name, ...]:
     analysis = analyse(text)
@@ -99,7 +120,7 @@ def _calendar_names(text: str) -> tuple[_Name, ...]:
             continue
         index = max(0, bisect_right(tokens.starts, start) - 1)
         kind, name = _canonical(word)
-        near = window(tokens, index, index, ignore=_CALENDAR_STEMS)
+        near = _calendar_window(tokens, index)
         found.append(_Name(kind, name, start, end, near))
         if len(found) >= MAX_MENTIONS:
             break
@@ -115,7 +136,9 @@ def _distinct(windows: Sequence[Window]) -> Window:
     return union
 
 
-def _swap_rival(near: Window, same: Sequence[Window], others: Sequence[Window]) -> int:
+def _swap_rival(
+    near: Window, same: Sequence[Window], others: Sequence[Window], needed: float
+) -> int:
     """The index of the rival ``near`` was taken from, or -1.
 
     Only the words that tell the two apart count: in "the north wing has 120 beds and the
@@ -132,7 +155,7 @@ def _swap_rival(near: Window, same: Sequence[Window], others: Sequence[Window]) 
         return -1
     rival = others[at]
     kept = overlap(near, {w: x for w, x in own.items() if w not in rival})
-    return at if best >= SWAP_MATCH and best > SWAP_MARGIN * kept else -1
+    return at if best >= needed and best > SWAP_MARGIN * kept else -1
 
 
 def _callout(
@@ -179,7 +202,9 @@ def swapped_calendar_names(
         others = [s for s in source if s.kind == mention.kind and s.name != mention.name]
         if not others:
             continue
-        at = _swap_rival(mention.window, same, [s.window for s in others])
+        # A name the context also uses elsewhere needs a clear rival to be called moved.
+        needed = 4 * SWAP_MATCH if same else SWAP_MATCH
+        at = _swap_rival(mention.window, same, [s.window for s in others], needed)
         if at >= 0:
             rival = others[at]
             callouts.append(
@@ -245,7 +270,7 @@ def swapped_figures(
                 others.append(j)  # the rival value is stated by the output too
         if not same or not others:
             continue  # no figure of its own value: for the figures detector
-        at = _swap_rival(near, same, [ctx.windows[j] for j in others])
+        at = _swap_rival(near, same, [ctx.windows[j] for j in others], SWAP_MATCH)
         if at >= 0:
             taken[i] = others[at]
     # A swap is mutual: the rival's value, where the output states it, took this one's
