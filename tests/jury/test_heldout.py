@@ -122,3 +122,22 @@ def test_unsupported_name_is_never_a_contradiction() -> None:
         "The keynote, given by Sarah Chen, was well received by the audience.",
     )
     assert kinds == {"unsupported"}
+
+
+def test_month_after_a_figure_keeps_its_own_words() -> None:
+    # "two weeks" is a figure; the words that say what May is for lie beyond it.
+    context = (
+        "Interviews will be held online in the first two weeks of May. "
+        "Fellows start on 1 September."
+    )
+    output = (
+        "Interviews take place online in the first two weeks of May, "
+        "and fellows start on 1 September."
+    )
+    assert _kinds(context, output) == set()
+
+
+def test_may_opening_a_sentence_is_not_the_month() -> None:
+    context = "The office is closed in June. You may work from home."
+    output = "May staff work from home? Yes, and the office is closed in June."
+    assert "contradicted" not in _kinds(context, output)
