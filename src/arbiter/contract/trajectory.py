@@ -328,8 +328,18 @@ class Trajectory(_Shape):
             input_tokens=sum(c.input_tokens or 0 for c in calls),
             output_tokens=sum(c.output_tokens or 0 for c in calls),
             cost_usd=math.fsum(costs) if costs else None,
-            duration_ms=_wall_clock(self.started_at, self.ended_at, self.steps),
+            duration_ms=self.duration,
         )
+
+    @property
+    def duration(self) -> float | None:
+        """Wall-clock milliseconds of the run, from its own times or its steps'.
+
+        Raises:
+            TypeError: The steps' times mix zoned and zoneless ones (they cannot be
+                ordered).
+        """
+        return _wall_clock(self.started_at, self.ended_at, self.steps)
 
 
 def _wall_clock(

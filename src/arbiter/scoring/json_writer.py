@@ -71,7 +71,7 @@ def json_writer(
 
     # The C encoder's signature is CPython's own business: one that does not write as
     # the plain encoder does is not used.
-    probe = {"b": [1.5, None, True, -0.0, 10**20], "a": "é\n\"", "c": {"d": {}}}
+    probe = {"b": [1.5, None, True, -0.0, 10**20], "a": 'é\n"', "c": {"d": {}}}
     try:
         if write(probe) == plain.encode(probe):
             return write

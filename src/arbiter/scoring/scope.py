@@ -81,6 +81,9 @@ _CACHED_CHARS = 4_096
 """Statements up to this long have their targets cached (1,024 of them)."""
 _MAX_NAME_CHARS = 1_000
 """Longest source name kept; a longer value is not a name."""
+_CACHED_SCOPE = 64
+"""Scopes of up to this many names (with the allowed ones) are normalised once (256 of
+them are kept)."""
 
 SourceKind = Literal["data", "host"]
 """``data``: a database, index or collection; ``host``: a URL's host."""
@@ -238,6 +241,15 @@ def _arguments(arguments: JsonValue) -> Iterator[tuple[str, JsonValue]]:
             queue.extend(item for item in node if isinstance(item, dict | list))
 
 
+def _members(arguments: JsonValue) -> Iterable[tuple[str, JsonValue]]:
+    """:func:`_arguments`, without its queue for the common flat object of scalars."""
+    if isinstance(arguments, dict) and not any(
+        isinstance(value, dict | list) for value in arguments.values()
+    ):
+        return [(key.casefold(), value) for key, value in arguments.items()]
+    return _arguments(arguments)
+
+
 def _names(value: JsonValue) -> list[str]:
     """A key's value as names: a string, or the strings of a list."""
     items = value if isinstance(value, list) else [value]
@@ -279,7 +291,7 @@ def sources_touched(
     touches: list[Touch] = []
     for index, call in enumerate(tool_calls):
         seen: set[tuple[str, str | None, SourceKind]] = set()
-        for key, value in _arguments(call.arguments):
+        for key, value in _members(call.arguments):
             role = keys.get(key)
             if role is None:
                 continue
@@ -328,6 +340,12 @@ class _Scope:
         return any(".".join(labels[n:]) in self.hosts for n in range(len(labels)))
 
 
+@lru_cache(maxsize=256)
+def _scope_of(entries: tuple[str, ...]) -> _Scope:
+    # A case's scope is read for each of its runs: a small one is normalised once.
+    return _Scope(entries)
+
+
 def in_scope(source: str, declared: Collection[str], *, kind: SourceKind = "data") -> bool:
     """Whether ``source`` is covered by a declared name (normalised both sides).
 
@@ -357,7 +375,9 @@ def scope_diff(
         >>> scope_diff(["sales.eu", "hr", "dbc"], ["sales"])
         ['hr']
     """
-    scope = _Scope([*declared, *allowed])
+    entries = (*declared, *allowed)
+    cached = len(entries) <= _CACHED_SCOPE and all(isinstance(e, str) for e in entries)
+    scope = _scope_of(entries) if cached else _Scope(entries)
     outside: dict[str, None] = {}
     for touch in touched:
         source: str

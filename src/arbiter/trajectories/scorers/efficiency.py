@@ -148,7 +148,7 @@ def latency() -> ScoreFunction:
 
     def score(example: Example, output: Output) -> Score:
         try:
-            elapsed = _trajectory(output).totals().duration_ms
+            elapsed = _trajectory(output).duration
         except TypeError:  # step times with and without a zone cannot be ordered
             return Score(explanation="the run's times mix zoned and zoneless timestamps")
         if elapsed is None:

@@ -49,7 +49,7 @@ from arbiter.errors import InputError
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction
 from arbiter.scoring.claims import Vocabulary, claims_of, json_text
-from arbiter.scoring.figures import NumberIndex, figures_in, text_numbers
+from arbiter.scoring.figures import NumberIndex, figures_in, texts_numbers
 from arbiter.scoring.reading import quoted
 from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer, walked
 from arbiter.trajectories.scorers.derived import shared
@@ -348,7 +348,7 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
 def _source_numbers(example: Example, trajectory: Trajectory) -> NumberIndex:
     # A text of the support is what json_numbers reads of the value it was written from.
     texts = [*shared(_support, example, trajectory), *_question(example, trajectory)]
-    return NumberIndex(n for text in texts for n in text_numbers(text))
+    return NumberIndex(texts_numbers(texts))
 
 
 @trajectory_scorer(name="numeric_fidelity", dimension="numeric_fidelity", moment="compose")
