@@ -108,15 +108,15 @@ def model_messages(span: Span, logs: Sequence[LogRecord]) -> ModelMessages:
     events: list[_Event] = [(log.event_name, log.body, log.attributes) for log in logs]
     events += [(event.name, event.attributes, event.attributes) for event in span.events]
     details = [attrs for name, _, attrs in events if name == _DETAILS_EVENT]
-    inputs = _first(
-        partial(_structured, span.attributes, "gen_ai.input.messages", system=True),
+    # The current conventions' attributes come first and usually hold the messages: the
+    # older places are looked at (and their readers made) only when they do not.
+    inputs = _structured(span.attributes, "gen_ai.input.messages", system=True) or _first(
         *(partial(_structured, attrs, "gen_ai.input.messages", system=True) for attrs in details),
         partial(_role_events, events),
         partial(_content_event, events, "gen_ai.content.prompt", "gen_ai.prompt"),
         partial(_indexed, span.attributes, "prompt"),
     )
-    outputs = _first(
-        partial(_structured, span.attributes, "gen_ai.output.messages", system=False),
+    outputs = _structured(span.attributes, "gen_ai.output.messages", system=False) or _first(
         *(partial(_structured, attrs, "gen_ai.output.messages", system=False) for attrs in details),
         partial(_choice_events, events),
         partial(_content_event, events, "gen_ai.content.completion", "gen_ai.completion"),

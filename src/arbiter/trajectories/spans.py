@@ -347,9 +347,14 @@ def _attributes(value: Any, at: str, where: str) -> dict[str, Any]:
         fail(where, f"{at}: must be an array of key/value pairs, got {_describe(value)}")
     result: dict[str, Any] = {}
     for index, pair in enumerate(value):
-        if not isinstance(pair, dict) or not isinstance(pair.get("key"), str):
+        if not isinstance(pair, dict) or not isinstance(key := pair.get("key"), str):
             fail(where, f"{at}[{index}]: must be an object with a string 'key'")
-        result[pair["key"]] = _any_value(pair.get("value"), f"{at}[{index}].value", where)
+        raw = pair.get("value")
+        # Most values are strings: read without the path an error message would need.
+        if isinstance(raw, dict) and isinstance(text := raw.get("stringValue"), str):
+            result[key] = text
+        else:
+            result[key] = _any_value(raw, f"{at}[{index}].value", where)
     return result
 
 
