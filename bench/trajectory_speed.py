@@ -125,9 +125,7 @@ def make_trace(i: int) -> str:
                             [
                                 {
                                     "role": "user",
-                                    "parts": [
-                                        {"type": "text", "content": f"Where is order {i}?"}
-                                    ],
+                                    "parts": [{"type": "text", "content": f"Where is order {i}?"}],
                                 }
                             ]
                         ),

@@ -9,6 +9,11 @@ inner function so that it
 - abstains, marked ``metadata["applicable"] = False``, on a run of an agent class it
   does not apply to.
 
+The scorers of one case read the same things of its run (the graded tool calls, their
+canonical arguments, the walked steps): :func:`graded_calls`, :func:`compared_calls`
+and :func:`walked` work them out once per case and run
+(:mod:`~arbiter.trajectories.scorers.derived`).
+
 A case's assertions are its ``Example.expected`` when that is a JSON object (an agent
 case file writes them there; the τ-bench importer puts the gold actions under
 ``expected_tool_calls``). A scorer whose assertion is absent abstains: grade what the
