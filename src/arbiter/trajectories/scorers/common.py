@@ -22,7 +22,7 @@ case asked for, never a guess.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import wraps
 from typing import Any, Literal
 
@@ -84,15 +84,21 @@ def _walked(example: Example, trajectory: Trajectory) -> tuple[Step, ...]:
 
 
 def _own_calls(example: Example, trajectory: Trajectory) -> tuple[ToolCall, ...]:
-    internal = internal_tools(example)
-    return tuple(s for s in trajectory.steps if isinstance(s, ToolCall) and s.name not in internal)
+    return _graded(trajectory.steps, internal_tools(example))
 
 
 def _all_calls(example: Example, trajectory: Trajectory) -> tuple[ToolCall, ...]:
-    internal = internal_tools(example)
-    return tuple(
-        s for s in walked(trajectory, example) if isinstance(s, ToolCall) and s.name not in internal
-    )
+    return _graded(walked(trajectory, example), internal_tools(example))
+
+
+def _graded(steps: Iterable[Step], internal: frozenset[str]) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for step in steps:
+        # The steps' discriminator: a string compare where isinstance of a pydantic
+        # model class is an ABC check for every step that is no tool call.
+        if step.kind == "tool_call" and step.name not in internal:
+            calls.append(step)
+    return tuple(calls)
 
 
 def graded_calls(

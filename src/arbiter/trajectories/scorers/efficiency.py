@@ -37,7 +37,11 @@ def _model_calls(example: Example, output: Output) -> tuple[LlmCall, ...]:
 
 
 def _llm_calls(example: Example, trajectory: Trajectory) -> tuple[LlmCall, ...]:
-    return tuple(step for step in walked(trajectory, example) if isinstance(step, LlmCall))
+    calls: list[LlmCall] = []
+    for step in walked(trajectory, example):
+        if step.kind == "llm_call":  # the discriminator: cheaper than a model isinstance
+            calls.append(step)
+    return tuple(calls)
 
 
 def _count(value: Any) -> int | None:

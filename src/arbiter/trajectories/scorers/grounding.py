@@ -38,11 +38,9 @@ from pydantic import JsonValue
 from arbiter.contract import (
     Evidence,
     Example,
-    Handoff,
     Output,
     Retrieval,
     Score,
-    ToolCall,
     Trajectory,
 )
 from arbiter.errors import InputError
@@ -97,8 +95,12 @@ def _answer(trajectory: Trajectory) -> str | None:
     return answer if answer is not None and answer.strip() else None
 
 
-def _retrievals(example: Example, trajectory: Trajectory) -> list[Retrieval]:
-    return [step for step in walked(trajectory, example) if isinstance(step, Retrieval)]
+def _retrievals(example: Example, trajectory: Trajectory) -> tuple[Retrieval, ...]:
+    return shared(_retrievals_of, example, trajectory)
+
+
+def _retrievals_of(example: Example, trajectory: Trajectory) -> tuple[Retrieval, ...]:
+    return tuple(step for step in walked(trajectory, example) if isinstance(step, Retrieval))
 
 
 def _question(example: Example, trajectory: Trajectory) -> list[str]:
@@ -117,11 +119,14 @@ def _question(example: Example, trajectory: Trajectory) -> list[str]:
 def _looked_up(example: Example, trajectory: Trajectory) -> Iterator[JsonValue]:
     """What the run looked up or was told: chunk texts, tool results, sub-agents' answers."""
     for step in walked(trajectory, example):
-        if isinstance(step, Retrieval):
+        # By the steps' discriminator: a string compare where isinstance of a pydantic
+        # model class is an ABC check (three of them for each model call).
+        if step.kind == "tool_call":
+            if step.result is not None:
+                yield step.result
+        elif step.kind == "retrieval":
             yield from (chunk.text for chunk in step.chunks if chunk.text)
-        elif isinstance(step, ToolCall) and step.result is not None:
-            yield step.result
-        elif isinstance(step, Handoff) and step.trajectory.final_answer:
+        elif step.kind == "handoff" and step.trajectory.final_answer:
             yield step.trajectory.final_answer
 
 
@@ -132,7 +137,7 @@ def _support(example: Example, trajectory: Trajectory) -> tuple[str, ...]:
 
 
 def _looked_anything_up(example: Example, trajectory: Trajectory) -> bool:
-    return any(isinstance(step, ToolCall | Retrieval) for step in walked(trajectory, example))
+    return any(step.kind in ("tool_call", "retrieval") for step in walked(trajectory, example))
 
 
 @trajectory_scorer(name="expect_retrieval", dimension="retrieval", moment="retrieve")
