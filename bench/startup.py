@@ -45,8 +45,10 @@ def _bare_typer_app(folder: Path) -> Path:
                               rich_markup_mode="rich")
             jury = typer.Typer(no_args_is_help=True)
             online = typer.Typer(no_args_is_help=True)
+            agent = typer.Typer(no_args_is_help=True)
             app.add_typer(jury, name="jury")
             app.add_typer(online, name="online")
+            app.add_typer(agent, name="agent")
 
             def command(group, name):
                 def body(dataset: str = typer.Option(None, help="A dataset."),
@@ -55,10 +57,13 @@ def _bare_typer_app(folder: Path) -> Path:
                     "A command."
                 group.command(name)(body)
 
-            for name in ("run", "runs", "demo", "report", "diff", "gate", "judge"):
+            for name in ("run", "runs", "demo", "report", "diff", "gate", "judge",
+                         "scorers", "calibrate", "gate-bench"):
                 command(app, name)
             for name in ("eval", "baseline", "replay"):
                 command(jury, name)
+            for name in ("score", "run", "mine", "diff"):
+                command(agent, name)
             command(online, "score")
             app()
             """

@@ -10,14 +10,19 @@ from __future__ import annotations
 import gc
 import sys
 
+# isort: off
+# Registration order is the order `arbiter --help` lists the commands in: the offline
+# loop first, then the jury, then judges' calibration and the grounding gate.
+from arbiter.cli import run as _run  # noqa: F401  (registers commands)
+from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
+from arbiter.cli import scorers as _scorers  # noqa: F401  (registers commands)
+from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import agent as _agent  # noqa: F401  (registers commands)
 from arbiter.cli import calibrate as _calibrate  # noqa: F401  (registers commands)
 from arbiter.cli import gate_bench as _gate_bench  # noqa: F401  (registers commands)
-from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
-from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
-from arbiter.cli import run as _run  # noqa: F401  (registers commands)
-from arbiter.cli import scorers as _scorers  # noqa: F401  (registers commands)
+
+# isort: on
 from arbiter.cli.app import app
 from arbiter.cli.common import note
 from arbiter.errors import ArbiterError, GateFailed, Interrupted
