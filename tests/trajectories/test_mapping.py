@@ -297,8 +297,11 @@ def test_a_bad_mapping_names_the_file_line_and_key(tmp_path: Path, text: str, me
 
 
 def test_a_missing_mapping_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError) as caught:
         load_mapping(tmp_path / "absent.toml")
+    assert str(caught.value) == (
+        f"{tmp_path / 'absent.toml'}: no such mapping file (nor a shipped mapping: uderia_turn)"
+    )
 
 
 def test_the_shipped_mapping_loads_by_name_and_by_file() -> None:

@@ -194,6 +194,9 @@ def load_mapping(path: str | os.PathLike[str]) -> RecordMapping:
     file = Path(path)
     if str(path) in BUILTIN_MAPPINGS and not file.exists():
         file = Path(str(resources.files("arbiter.trajectories").joinpath("data", f"{path}.toml")))
+    elif not file.exists():
+        shipped = ", ".join(BUILTIN_MAPPINGS)
+        raise InputError(f"{path}: no such mapping file (nor a shipped mapping: {shipped})")
     document = read_toml_file(file, what="mapping file")
     try:
         return RecordMapping.model_validate(document.data)
