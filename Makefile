@@ -32,6 +32,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/online_overhead.py
 	$(BIN)/python bench/summedits_eval.py
 	$(BIN)/python bench/scorer_speed.py
+	$(BIN)/python bench/trajectory_speed.py
+	$(BIN)/python bench/judge_panel.py
 
 clean:
 	rm -rf $(VENV) .arbiter .pytest_cache .mypy_cache .ruff_cache
