@@ -376,9 +376,12 @@ def incomplete_note(run: StoredRun) -> str | None:
     """A line saying a run is not complete and how to finish it; None when it is."""
     if run.complete and run.info.status == "completed":
         return None
+    kind = run.info.system.get("kind")
+    # Agent runs are resumed by the agent command, which rebuilds their executor.
+    command = "agent run" if isinstance(kind, str) and kind.startswith("agent-") else "run"
     return (
         f"run {run.info.id} is {run.info.status} with {len(run.results)}/{run.info.n_pairs} "
-        f"pairs; finish it with: arbiter run --resume {run.info.id}"
+        f"pairs; finish it with: arbiter {command} --resume {run.info.id}"
     )
 
 
