@@ -120,7 +120,7 @@ def trajectories_from_openinference(
     trajectories: list[Trajectory] = []
     for trace_spans in group_by_trace(spans).values():
         tree = span_tree(trace_spans)
-        for root in _run_roots(tree):
+        for root in tree.run_roots(lambda span: _kind(span) == "AGENT"):
             document = _Run(tree, file).document(root, depth=0)
             trajectories.append(
                 validate_document(Trajectory, document, where=span_where(file, root))
@@ -131,20 +131,6 @@ def trajectories_from_openinference(
 def _kind(span: Span) -> str | None:
     kind = span.attributes.get(SPAN_KIND)
     return kind.upper() if isinstance(kind, str) else None
-
-
-def _run_roots(tree: SpanTree) -> Iterator[Span]:
-    """The outermost AGENT spans under each root; a root without any is a run itself."""
-    for root in tree.roots:
-        agents: list[Span] = []
-        stack = [root]
-        while stack:
-            span = stack.pop()
-            if _kind(span) == "AGENT":
-                agents.append(span)
-            else:
-                stack.extend(reversed(tree.children_of(span)))
-        yield from agents or [root]
 
 
 class _Run:

@@ -175,7 +175,7 @@ def trajectories_from_spans(
     for trace_spans in group_by_trace(spans).values():
         tree = span_tree(_unique(trace_spans))
         run = _Run(tree, linked, source_format, file)
-        for root in _run_roots(tree):
+        for root in tree.run_roots(lambda span: operation(span) == "invoke_agent"):
             document = run.document(root, depth=0)
             where = _where(file, root)
             trajectories.append(validate_document(Trajectory, document, where=where))
@@ -191,20 +191,6 @@ def _unique(spans: list[Span]) -> list[Span]:
             seen.add(span.span_id)
             unique.append(span)
     return unique
-
-
-def _run_roots(tree: SpanTree) -> Iterator[Span]:
-    """The outermost ``invoke_agent`` spans under each root; a root without any is a run."""
-    for root in tree.roots:
-        agents: list[Span] = []
-        stack = [root]
-        while stack:
-            span = stack.pop()
-            if operation(span) == "invoke_agent":
-                agents.append(span)
-            else:
-                stack.extend(reversed(tree.children_of(span)))
-        yield from agents or [root]
 
 
 def _where(file: str | None, span: Span) -> str:

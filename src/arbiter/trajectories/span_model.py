@@ -8,7 +8,7 @@ the JSON and protobuf decoders.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn
@@ -135,6 +135,20 @@ class SpanTree:
     def children_of(self, span: Span) -> list[Span]:
         """The span's children, by start time."""
         return self.children.get(span.span_id, [])
+
+    def run_roots(self, is_agent: Callable[[Span], bool]) -> Iterator[Span]:
+        """The outermost agent spans under each root, in order; a root without any agent
+        span below it is a run itself (an agent's own sub-agents are its hand-offs)."""
+        for root in self.roots:
+            agents: list[Span] = []
+            stack = [root]
+            while stack:
+                span = stack.pop()
+                if is_agent(span):
+                    agents.append(span)
+                else:
+                    stack.extend(reversed(self.children_of(span)))
+            yield from agents or [root]
 
 
 def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
