@@ -38,6 +38,7 @@ from arbiter.config import Settings
 from arbiter.contract import Example, Output, PairResult, Report, Score, ScorerSpec
 from arbiter.harness.report import build_report
 from arbiter.http.client import HttpClient
+from arbiter.judges import JUDGE_SCORERS
 from arbiter.providers.base import CompletionRequest, Provider
 from arbiter.providers.mock import MockProvider
 from arbiter.providers.registry import ProviderRegistry
@@ -129,6 +130,21 @@ def _scripted_context() -> ScoringContext:
     )
 
 
+def _judge_sets(name: str) -> list[ArgumentSet]:
+    """A decomposed judge on mock panels, whose members vote ``unknown``: it abstains,
+    because the item lacks what it reads, no member could rule, or no member is seated."""
+    opted_out = {"provider": "mock", "model": "judge-c", "enabled": False}
+    panels: list[dict[str, Any]] = [
+        {"judges": ["mock"]},
+        {"judges": ["mock:judge-a", "mock:judge-b", opted_out], "max_members": 2},
+        {"judges": [opted_out]},
+    ]
+    return [
+        ArgumentSet(args, values=UNIT, binary=False, context=_offline_context, inputs=_JURY_INPUTS)
+        for args in panels
+    ]
+
+
 _SCHEMA = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
 
 ARGUMENT_SETS: dict[str, list[ArgumentSet]] = {
@@ -193,6 +209,7 @@ ARGUMENT_SETS: dict[str, list[ArgumentSet]] = {
             may_error=True,
         ),
     ],
+    **{name: _judge_sets(name) for name in JUDGE_SCORERS},
 }
 """Per scorer name, the argument sets the properties run with."""
 

@@ -1,8 +1,8 @@
 """Which scorers a run uses: the registry the service layer offers, and option parsing.
 
 The registry here is the scoring package's built-ins, the scorers engines provide (the
-jury) and every installed plugin, so the command line, an eval file and a server build
-scorers the same way.
+jury, the trajectory scorers, the decomposed LLM judges) and every installed plugin, so
+the command line, an eval file and a server build scorers the same way.
 """
 
 from __future__ import annotations
@@ -20,21 +20,30 @@ ENGINE_SCORERS: dict[str, str] = {
     "jury": "arbiter.jury.scorer:jury",
 }
 """Scorers the engines provide, by name: ``module:factory``, imported on first use (the
-scoring layer cannot name them: they sit above it)."""
+scoring layer cannot name them: they sit above it). The trajectory scorers and the LLM
+judges have catalogs of their own (``TRAJECTORY_SCORERS``, ``JUDGE_SCORERS``), merged in
+by :func:`scorer_registry`."""
 
 
 def scorer_registry(*, plugins: bool = True) -> ScorerRegistry:
     """Every scorer a run may name: built-ins, the engines' scorers (the jury, the
-    trajectory scorers), installed plugins.
+    trajectory scorers, the decomposed LLM judges), installed plugins.
 
     Nothing is imported until a scorer is used: building the registry stays cheap.
+
+    Raises:
+        ValueError: Two catalogs name the same scorer (a mistake in Arbiter itself).
     """
+    from arbiter.judges import JUDGE_SCORERS
     from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
 
     registry = ScorerRegistry.default(plugins=False)
-    for name, target in {**ENGINE_SCORERS, **TRAJECTORY_SCORERS}.items():
-        # The registry's lazy entry, as for its built-ins (it has no public one yet).
-        registry.add(name, _Pending(name, target, _import(target)))
+    for catalog in (ENGINE_SCORERS, TRAJECTORY_SCORERS, JUDGE_SCORERS):
+        # Added catalog by catalog, not merged: a name two catalogs share raises here
+        # instead of one silently shadowing the other.
+        for name, target in catalog.items():
+            # The registry's lazy entry, as for its built-ins (it has no public one yet).
+            registry.add(name, _Pending(name, target, _import(target)))
     if plugins:
         registry.load_plugins()  # after the engines' scorers: a plugin never replaces one
     return registry
