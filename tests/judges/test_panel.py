@@ -118,3 +118,9 @@ def test_a_malformed_config_is_refused(config: dict[str, object]) -> None:
 def test_max_members_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="max_members must be at least 1"):
         build_panel(["mock"], max_members=0)
+
+
+def test_two_equal_configurations_are_two_candidates_for_one_seat() -> None:
+    panel = build_panel(["mock", {"provider": "mock"}], max_members=1, credentials=lambda c: True)
+    assert len(panel.members) == 1
+    assert [reason for _, reason in panel.excluded] == ["panel full (1 members)"]

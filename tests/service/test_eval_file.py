@@ -177,3 +177,24 @@ def test_continuation_lines_of_multi_line_values_are_not_read_as_keys(tmp_path: 
     assert document.data == {"a": "b = 1\n", "list": ["c = 2"], "t": {"d": 3}}
     assert ("b",) not in document.lines
     assert document.line_of(("t", "d")) == 8
+
+
+def test_a_scorer_without_gate_keeps_its_own_default_and_gate_true_promotes_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "data.jsonl").write_text(
+        '{"id": "a", "input": {"question": "q"}, "expected_label": "low"}\n', encoding="utf-8"
+    )
+    text = GOOD.replace(
+        '[[scorers]]\nname = "label"\nas = "label_strict"',
+        '[[scorers]]\nname = "content_safety"\nargs = {judges = ["mock"]}\n\n'
+        '[[scorers]]\nname = "content_safety"\nas = "safety_gating"\n'
+        'args = {judges = ["mock"]}\ngate = true\n\n'
+        '[[scorers]]\nname = "label"\nas = "label_strict"',
+    )
+    plan = _load(_write(tmp_path, text))
+    gating = {spec.label: spec.gating for spec in plan.scorers}
+    assert gating["label"] is True  # a deterministic scorer gates by default
+    assert gating["content_safety"] is False  # a judge does not, until promoted
+    assert gating["safety_gating"] is True
+    assert gating["label_strict"] is False

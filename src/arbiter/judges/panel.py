@@ -233,20 +233,22 @@ def build_panel(
             usable.append(config)
     if not usable:
         return Panel(members=(), excluded=tuple(excluded), reason=_empty_reason(excluded))
-    seated: list[JudgeConfig] = []
-    for config in usable:
-        if len(seated) < max_members and config.family not in {m.family for m in seated}:
-            seated.append(config)
+    # Seats are positions in ``usable``: two equal configurations are two candidates.
+    seated: list[int] = []
+    for index, config in enumerate(usable):
+        families = {usable[i].family for i in seated}
+        if len(seated) < max_members and config.family not in families:
+            seated.append(index)
     shared: str | None = None
-    for config in usable:
+    for index, config in enumerate(usable):
         if len(seated) >= max_members:
             break
-        if config not in seated:  # every family is seated: doubling up is all that is left
-            seated.append(config)
+        if index not in seated:  # every family is seated: doubling up is all that is left
+            seated.append(index)
             shared = shared or config.family
-    members = tuple(c for c in usable if c in seated)
-    for config in usable:
-        if config not in seated:
+    members = tuple(config for index, config in enumerate(usable) if index in seated)
+    for index, config in enumerate(usable):
+        if index not in seated:
             excluded.append((config.name, f"panel full ({max_members} members)"))
     return Panel(members=members, shared_family=shared, excluded=tuple(excluded))
 

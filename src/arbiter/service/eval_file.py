@@ -130,8 +130,9 @@ class ScorerSection(_Strict):
     """Its arguments."""
     alias: str | None = Field(default=None, alias="as")
     """The name its scores carry in the run (to use one scorer twice)."""
-    gate: bool = True
-    """Whether it decides pass / fail."""
+    gate: bool | None = None
+    """Whether it decides pass / fail; unset: the scorer's own default (LLM judges do not
+    gate until promoted, every other scorer gates)."""
 
 
 class GateSection(RunGate):
@@ -334,7 +335,8 @@ def _scorers(
         except InputError as exc:
             location = ("scorers", index, "args") if spec.scorers else ()
             raise InputError(f"{document.where(location)}: scorers[{index}]: {exc}") from None
-        made = built.with_alias(entry.alias).gating(entry.gate).spec
+        built = built.with_alias(entry.alias)
+        made = (built if entry.gate is None else built.gating(entry.gate)).spec
         if made.label in seen:
             raise InputError(
                 f"{where}: scorers[{index}]: a second scorer named {made.label!r} (the first is "
