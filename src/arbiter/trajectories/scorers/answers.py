@@ -25,6 +25,7 @@ from arbiter.scoring.base import ScoreFunction
 from arbiter.scoring.patterns import CompiledPattern, compile_pattern, searchable
 from arbiter.scoring.reading import quoted
 from arbiter.trajectories.bands import HEALTHY_SUFFIX
+from arbiter.trajectories.scorers.calls import string_list
 from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
 
 __all__ = ["answer_regex", "max_answer_length", "must_contain", "must_not_contain"]
@@ -38,13 +39,9 @@ def _fold(text: str) -> str:
 
 def _strings(example: Example, key: str) -> list[str] | None:
     """A list-of-strings assertion (a single string allowed), None when absent."""
-    value = assertions(example).get(key)
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) and item for item in items):
-        raise InputError(f"assertion {key!r} must be a list of non-empty strings, got {value!r}")
-    return [item for item in items if isinstance(item, str)]
+    return string_list(
+        assertions(example), key, expected="a list of non-empty strings", non_empty=True
+    )
 
 
 def _answer(output: Output) -> str:

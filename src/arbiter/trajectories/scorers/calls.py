@@ -106,22 +106,36 @@ def listed(items: list[str], total: int | None = None) -> str:
     return f"{shown} (+{rest} more)" if rest > 0 else shown
 
 
-def string_list(assertions: Mapping[str, Any], key: str) -> list[str] | None:
-    """The case's assertion ``key`` as a list of names; None when the case has none.
+def string_list(
+    assertions: Mapping[str, Any],
+    key: str,
+    *,
+    expected: str = "a tool name or a list of tool names",
+    non_empty: bool = False,
+) -> list[str] | None:
+    """The case's assertion ``key`` as a list of strings; None when the case has none.
 
-    A single name is read as a list of one.
+    A single string is read as a list of one.
+
+    Args:
+        assertions: The case's assertions.
+        key: The assertion.
+        expected: What it must be, for the message.
+        non_empty: Refuse empty strings (and say which value was given).
 
     Raises:
-        InputError: The assertion is neither a name nor a list of names.
+        InputError: The assertion is neither a string nor a list of strings.
     """
     value = assertions.get(key)
     if value is None:
         return None
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return list(value)
-    raise InputError(f"assertion {key!r} must be a tool name or a list of tool names")
+    items = [value] if isinstance(value, str) else value
+    if isinstance(items, list) and all(
+        isinstance(item, str) and (item or not non_empty) for item in items
+    ):
+        return list(items)
+    shown = f", got {value!r}" if non_empty else ""
+    raise InputError(f"assertion {key!r} must be {expected}{shown}")
 
 
 class ComparedCall:

@@ -23,6 +23,7 @@ from arbiter.contract import Example, FlowNode, FlowRun, Output, Score
 from arbiter.errors import InputError
 from arbiter.scoring.base import ScoreFunction
 from arbiter.scoring.reading import quoted
+from arbiter.trajectories.scorers.calls import string_list
 from arbiter.trajectories.scorers.common import assertions, banded, trajectory_scorer
 
 __all__ = [
@@ -59,13 +60,7 @@ def _identifiers(node: FlowNode) -> set[str]:
 
 
 def _names(example: Example, key: str) -> list[str] | None:
-    value = assertions(example).get(key)
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) and item for item in items):
-        raise InputError(f"assertion {key!r} must be a list of node names, got {value!r}")
-    return [item for item in items if isinstance(item, str)]
+    return string_list(assertions(example), key, expected="a list of node names", non_empty=True)
 
 
 def _executed(flow: FlowRun) -> set[str]:
