@@ -95,6 +95,15 @@ def _answer(trajectory: Trajectory) -> str | None:
     return answer if answer is not None and answer.strip() else None
 
 
+def _claim(trajectory: Trajectory) -> str | Score:
+    """The answer as a model's claim, else the abstention saying why it is none (no
+    answer, or a platform notice)."""
+    answer = _answer(trajectory)
+    if answer is None:
+        return Score(explanation="the run delivered no answer")
+    return _notice(trajectory) or answer
+
+
 def _retrievals(example: Example, trajectory: Trajectory) -> tuple[Retrieval, ...]:
     return shared(_retrievals_of, example, trajectory)
 
@@ -268,12 +277,9 @@ def citation_present() -> ScoreFunction:
         chunks = [chunk for step in _retrievals(example, trajectory) for chunk in step.chunks]
         if not chunks:
             return Score(explanation="nothing was retrieved to cite")
-        answer = _answer(trajectory)
-        if answer is None:
-            return Score(explanation="the run delivered no answer")
-        notice = _notice(trajectory)
-        if notice is not None:
-            return notice
+        answer = _claim(trajectory)
+        if isinstance(answer, Score):
+            return answer
         sources = list(dict.fromkeys(c.source for c in chunks if c.source))
         cited = _citation(answer, sources, len(chunks))
         if cited is None:
@@ -310,12 +316,9 @@ def grounded_overlap(*, min_claim_support: float = 0.5) -> ScoreFunction:
     def score(example: Example, output: Output) -> Score:
         trajectory = output.trajectory
         assert trajectory is not None
-        answer = _answer(trajectory)
-        if answer is None:
-            return Score(explanation="the run delivered no answer")
-        notice = _notice(trajectory)
-        if notice is not None:
-            return notice
+        answer = _claim(trajectory)
+        if isinstance(answer, Score):
+            return answer
         vocabulary = Vocabulary()
         vocabulary.add(shared(_support, example, trajectory))
         if not vocabulary.words:
@@ -370,12 +373,9 @@ def numeric_fidelity() -> ScoreFunction:
     def score(example: Example, output: Output) -> Score:
         trajectory = output.trajectory
         assert trajectory is not None
-        answer = _answer(trajectory)
-        if answer is None:
-            return Score(explanation="the run delivered no answer")
-        notice = _notice(trajectory)
-        if notice is not None:
-            return notice
+        answer = _claim(trajectory)
+        if isinstance(answer, Score):
+            return answer
         figures = list(figures_in(answer))
         if not figures:
             return Score(explanation="the answer has no number")
