@@ -21,6 +21,7 @@ from arbiter.cli import agent as _agent  # noqa: F401  (registers commands)
 from arbiter.cli import calibrate as _calibrate  # noqa: F401  (registers commands)
 from arbiter.cli import gate_bench as _gate_bench  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
+from arbiter.cli import keys as _keys  # noqa: F401  (registers commands)
 
 # isort: on
 from arbiter.cli.app import app

@@ -1,0 +1,50 @@
+"""The app factory: one FastAPI app serving the REST API (``/v1``) and the pages.
+
+Tests build the app in-process with their own store (``create_app(settings,
+store=Store(url))``); ``arbiter serve`` builds it with the CLI's settings and store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from arbiter import __version__
+from arbiter.config import Settings
+from arbiter.store import Store
+
+__all__ = ["create_app"]
+
+_HERE = Path(__file__).parent
+
+
+def create_app(settings: Settings | None = None, *, store: Store | None = None) -> FastAPI:
+    """Build the app over ``store`` (default: the store ``settings`` names).
+
+    Args:
+        settings: Arbiter's settings; read from the environment when not given.
+        store: The store to serve; built from ``settings.database_url()`` when not given.
+
+    Returns:
+        The FastAPI application, ready for uvicorn or an in-process test client.
+    """
+    settings = settings or Settings()
+    app = FastAPI(
+        title="Arbiter",
+        version=__version__,
+        summary="Judge what AI systems produce: runs, verdicts, agents, trajectories.",
+        docs_url="/v1/docs",
+        redoc_url=None,
+        openapi_url="/v1/openapi.json",
+    )
+    app.state.settings = settings
+    app.state.store = store or Store(settings.database_url())
+    # Jinja2Templates turns autoescape on for .html templates; every page is one.
+    app.state.templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    # Routers are included here, one module per resource (api_*.py) or page group
+    # (pages_*.py); each module exposes `router`.
+    return app
