@@ -170,3 +170,36 @@ def test_terminal_output_is_escaped(cli: Cli, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     assert "\x1b" not in result.out
     assert "too_few_pairs" in result.out
+
+
+def test_a_judge_column_named_judge_is_the_label_not_the_judges_name(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # Regression: the column ``judge`` was also read as the judge's name, so the pairs
+    # were grouped by their label ("pass" / "fail") instead of forming one judge.
+    rows = [
+        {"id": f"i{n}", "judge": j, "human": h}
+        for n, (j, h) in enumerate([("pass", "pass"), ("fail", "fail"), ("pass", "fail")] * 4)
+    ]
+    path = _jsonl(tmp_path / "pairs.jsonl", rows)
+    result = cli(
+        "calibrate", str(path), "--judge-column", "judge", "--human-column", "human", "--json"
+    )
+    assert result.code == 0, result.err
+    (judge,) = json.loads(result.out)["judges"]
+    assert judge["judge"] == "judge"
+    assert judge["n_pairs"] == 12
+    assert judge["kappa"]["value"] == cohen_kappa_score(
+        [r["judge"] for r in rows], [r["human"] for r in rows]
+    )
+
+
+@pytest.mark.parametrize("column", ["verdict", "gold"])
+def test_by_naming_a_label_column_is_an_input_error(cli: Cli, tmp_path: Path, column: str) -> None:
+    path = _jsonl(tmp_path / "p.jsonl", [{"verdict": "pass", "gold": "pass"}])
+    result = cli(
+        "calibrate", str(path), "--judge-column", "verdict", "--human-column", "gold",
+        "--by", column,
+    )  # fmt: skip
+    assert result.code == 3
+    assert f"--by {column!r} is the" in result.err

@@ -31,8 +31,11 @@ def calibrate(
     judge_column: Annotated[str, typer.Option(help="Column of the judge's label.")] = "judge_label",
     human_column: Annotated[str, typer.Option(help="Column of the human's label.")] = "human_label",
     by: Annotated[
-        str, typer.Option("--by", help="Column naming the dimension to calibrate per.")
-    ] = "dimension",
+        str | None,
+        typer.Option(
+            "--by", help="Column naming the dimension to calibrate per [default: dimension]."
+        ),
+    ] = None,
     positive: Annotated[str, typer.Option(help="Label precision and recall are about.")] = "fail",
     store: Annotated[
         bool, typer.Option("--store", help="Calibrate on the annotations in the store.")
@@ -54,8 +57,13 @@ def calibrate(
 
     if store == (file is not None):
         raise InputError("calibrate: give a pairs FILE or --store, not both and not neither")
+    if by is not None and by in (judge_column, human_column):
+        which = "judge's" if by == judge_column else "human's"
+        raise InputError(f"calibrate: --by {by!r} is the {which} label column; name another")
     if file is not None:
-        columns = PairColumns(judge_label=judge_column, human_label=human_column, by=by)
+        columns = PairColumns(
+            judge_label=judge_column, human_label=human_column, by=by or "dimension"
+        )
         report = calibrate_file(file, columns, positive=positive, seed=seed)
     else:
         report = calibrate_store(open_store(), include_propagated=include_propagated, seed=seed)

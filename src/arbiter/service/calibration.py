@@ -43,7 +43,9 @@ class PairColumns:
 
     Only ``judge_label`` and ``human_label`` must be present in every row; the judge's
     name defaults to the judge column's name, the dimension to "" (one group), the item
-    to the row's line and the annotator to "" (one human).
+    to the row's line and the annotator to "" (one human). A name column that is also
+    one of the two label columns is not read as a name (``judge_label="judge"`` makes
+    the column ``judge`` the judge's label, not its name).
     """
 
     judge_label: str = "judge_label"
@@ -52,6 +54,10 @@ class PairColumns:
     judge: str = "judge"
     item: str = "id"
     annotator: str = "annotator"
+
+    def name_column(self, column: str) -> str | None:
+        """``column`` when it may be read as a name; None when it holds a label."""
+        return None if column in (self.judge_label, self.human_label) else column
 
 
 def _kind(value: Any) -> str:
@@ -77,7 +83,9 @@ def _label(value: Any, column: str, where: str) -> str | None:
     return None if text.lower() in _ABSTAIN else text
 
 
-def _name(row: Mapping[str, Any], column: str, default: str, where: str) -> str:
+def _name(row: Mapping[str, Any], column: str | None, default: str, where: str) -> str:
+    if column is None:
+        return default
     value = row.get(column)
     if value is None:
         return default
@@ -101,10 +109,10 @@ def _pair(row: Any, columns: PairColumns, where: str, line: int) -> LabelPair:
     return LabelPair(
         judge_label=_label(row[columns.judge_label], columns.judge_label, where),
         human_label=_label(row[columns.human_label], columns.human_label, where),
-        judge=_name(row, columns.judge, columns.judge_label, where),
-        dimension=_name(row, columns.by, "", where),
-        item_id=_name(row, columns.item, f"line {line}", where),
-        annotator=_name(row, columns.annotator, "", where),
+        judge=_name(row, columns.name_column(columns.judge), columns.judge_label, where),
+        dimension=_name(row, columns.name_column(columns.by), "", where),
+        item_id=_name(row, columns.name_column(columns.item), f"line {line}", where),
+        annotator=_name(row, columns.name_column(columns.annotator), "", where),
     )
 
 
