@@ -1,0 +1,144 @@
+"""Browsing what is stored, page by page, as a viewer may see it: runs, results, verdicts.
+
+The REST API and the pages call these same functions. A ``viewer`` is the id of the
+API key asking (it sees the records it made) or None (an admin key, an open server:
+everything). A record the viewer may not see reads exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from arbiter.contract import PairResult, RunInfo
+from arbiter.errors import StoreError
+from arbiter.service.compare import Comparison, compare_runs
+from arbiter.service.runs import StoredRun, load_run
+from arbiter.store import Store
+from arbiter.store.browse_repository import (
+    ResultFilter,
+    RunFilter,
+    StoredVerdict,
+    load_verdict,
+    page_results,
+    page_runs,
+    page_verdicts,
+)
+from arbiter.store.ownership_repository import is_visible
+
+__all__ = [
+    "Listing",
+    "ResultFilter",
+    "RunFilter",
+    "StoredVerdict",
+    "compare_visible_runs",
+    "find_run",
+    "find_verdict",
+    "list_results",
+    "list_runs",
+    "list_verdicts",
+    "run_report",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Listing(Generic[T]):
+    """One page of a list: its items, the list's length, where the page starts."""
+
+    items: list[T]
+    """The page's items, in the list's order."""
+    total: int
+    """How many items the whole list holds."""
+    offset: int
+    """The position of the first item."""
+    limit: int
+    """The most items a page holds."""
+
+    @property
+    def next_offset(self) -> int | None:
+        """Where the next page starts, or None when this is the last."""
+        after = self.offset + self.limit
+        return after if after < self.total else None
+
+
+def list_runs(
+    store: Store, where: RunFilter | None = None, *, offset: int = 0, limit: int = 50
+) -> Listing[RunInfo]:
+    """A page of offline runs, newest first, under ``where`` (its viewer included)."""
+    runs, total = page_runs(store, where or RunFilter(), offset=offset, limit=limit)
+    return Listing(runs, total, offset, limit)
+
+
+def find_run(store: Store, run_id: str, *, viewer: str | None) -> RunInfo:
+    """A run's header, if ``viewer`` may see it (a unique id prefix is enough).
+
+    Raises:
+        StoreError: No such run, more than one match, or one the viewer may not see.
+    """
+    info = store.get_run(run_id)
+    if not is_visible(store, "run", info.id, viewer):
+        raise StoreError(f"no run matches id {run_id!r} in {store.describe()}")
+    return info
+
+
+def run_report(store: Store, run_id: str, *, viewer: str | None) -> StoredRun:
+    """A run with its report recomputed from its results.
+
+    Raises:
+        StoreError: No such run (or not visible), or it has no result yet.
+    """
+    return load_run(store, find_run(store, run_id, viewer=viewer).id)
+
+
+def list_results(
+    store: Store,
+    run_id: str,
+    where: ResultFilter | None = None,
+    *,
+    viewer: str | None,
+    offset: int = 0,
+    limit: int = 50,
+) -> Listing[PairResult]:
+    """A page of one run's per-example results (only failures, one scorer's, ...).
+
+    Raises:
+        StoreError: No such run, or not visible.
+    """
+    info = find_run(store, run_id, viewer=viewer)
+    results, total = page_results(
+        store, info.id, where or ResultFilter(), offset=offset, limit=limit
+    )
+    return Listing(results, total, offset, limit)
+
+
+def compare_visible_runs(store: Store, run_a: str, run_b: str, *, viewer: str | None) -> Comparison:
+    """Two runs compared (see :func:`arbiter.service.compare.compare_runs`), both visible.
+
+    Raises:
+        StoreError: A run does not exist, is not visible, or has no result.
+    """
+    a = find_run(store, run_a, viewer=viewer)
+    b = find_run(store, run_b, viewer=viewer)
+    return compare_runs(store, a.id, b.id)
+
+
+def find_verdict(store: Store, verdict_id: int, *, viewer: str | None) -> StoredVerdict:
+    """A stored jury verdict with its case and critiques.
+
+    Raises:
+        StoreError: No such verdict, or one the viewer may not see.
+    """
+    found = load_verdict(store, verdict_id)
+    if found is None or not is_visible(store, "verdict", str(verdict_id), viewer):
+        raise StoreError(f"no verdict with id {verdict_id} in {store.describe()}")
+    return found
+
+
+def list_verdicts(
+    store: Store, *, viewer: str | None, offset: int = 0, limit: int = 50
+) -> Listing[StoredVerdict]:
+    """A page of stored jury verdicts, newest first."""
+    verdicts, total = page_verdicts(store, viewer=viewer, offset=offset, limit=limit)
+    return Listing(verdicts, total, offset, limit)

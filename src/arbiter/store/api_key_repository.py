@@ -1,0 +1,80 @@
+"""Creating and checking the server's API keys through a :class:`~arbiter.store.Store`.
+
+The key itself is shown once, by :func:`create_api_key`; the store keeps its SHA-256.
+A key reads ``arb_<id>_<secret>``: the id names the key in listings and ownership
+records, the secret is what makes it a key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+
+from arbiter.store.api_key_models import ApiKeyRow
+from arbiter.store.repository import Store
+
+__all__ = ["ApiKeyInfo", "count_api_keys", "create_api_key", "find_api_key", "list_api_keys"]
+
+
+@dataclass(frozen=True)
+class ApiKeyInfo:
+    """An API key as the store knows it (without the key)."""
+
+    id: str
+    """The key's id: what ownership records name."""
+    name: str
+    """The name it was created with."""
+    admin: bool
+    """Whether it sees every record."""
+    created_at: datetime
+    """When it was created."""
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _info(row: ApiKeyRow) -> ApiKeyInfo:
+    return ApiKeyInfo(id=row.id, name=row.name, admin=row.admin, created_at=row.created_at)
+
+
+def create_api_key(store: Store, name: str, *, admin: bool = False) -> tuple[ApiKeyInfo, str]:
+    """Make a key, store its digest, and return its record and the key (shown once).
+
+    Args:
+        store: The store.
+        name: What the key is for, for listings.
+        admin: Whether the key sees every record.
+    """
+    key_id = secrets.token_hex(4)
+    key = f"arb_{key_id}_{secrets.token_urlsafe(32)}"
+    row = ApiKeyRow(
+        id=key_id, name=name, digest=_digest(key), admin=admin, created_at=datetime.now(UTC)
+    )
+    with store.guard("store an API key"), store.session() as session, session.begin():
+        session.add(row)
+    return _info(row), key
+
+
+def find_api_key(store: Store, key: str) -> ApiKeyInfo | None:
+    """The key's record, or None when the store does not know ``key``."""
+    with store.guard("check an API key"), store.session() as session:
+        row = session.scalar(select(ApiKeyRow).where(ApiKeyRow.digest == _digest(key)))
+        return None if row is None else _info(row)
+
+
+def count_api_keys(store: Store) -> int:
+    """How many API keys exist (none: the server is open, and binds loopback only)."""
+    with store.guard("count API keys"), store.session() as session:
+        return int(session.scalar(select(func.count()).select_from(ApiKeyRow)) or 0)
+
+
+def list_api_keys(store: Store) -> list[ApiKeyInfo]:
+    """Every key, oldest first."""
+    with store.guard("list API keys"), store.session() as session:
+        rows = session.scalars(select(ApiKeyRow).order_by(ApiKeyRow.created_at)).all()
+        return [_info(row) for row in rows]

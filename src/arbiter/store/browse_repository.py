@@ -1,0 +1,235 @@
+"""Paged, filtered reads of runs and results, for the server and its pages.
+
+A page is read by position (``offset``, ``limit``) under filters, with the total the
+filters match, so a run of 100,000 results opens as fast as one of 100: only the rows
+of the page are turned into results. Ownership narrows a listing through
+``record_owners`` (a ``viewer`` of None sees everything).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, String, and_, case, func, or_, select
+from sqlalchemy.orm import Session
+
+from arbiter.contract import Case, PairResult, RunInfo, Verdict
+from arbiter.store.jury_models import CritiqueRow, VerdictRow
+from arbiter.store.jury_repository import _outcome
+from arbiter.store.models import DatasetRow, ResultRow, RunRow
+from arbiter.store.ownership_repository import owned_ids
+from arbiter.store.repository import Store, _pair_result
+
+__all__ = [
+    "ResultFilter",
+    "RunFilter",
+    "StoredVerdict",
+    "load_verdict",
+    "page_results",
+    "page_runs",
+    "page_verdicts",
+    "verdict_ids",
+]
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs a listing holds; every filter given must hold."""
+
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags the run carries, all of them (``k=v``)."""
+    system: str | None = None
+    """Text in the system's description (``python:pkg.mod:fn``, ``http:URL``), any case."""
+    dataset: str | None = None
+    """The dataset's name, exactly."""
+    status: str | None = None
+    """The run's status (``completed``, ``interrupted``, ...)."""
+    viewer: str | None = None
+    """Only runs this owner owns; None: every run."""
+
+
+def _system_text(system: Mapping[str, object]) -> str:
+    target = system.get("target") or system.get("url") or system.get("field") or "?"
+    return f"{system.get('kind')}:{target}"
+
+
+def page_runs(
+    store: Store, where: RunFilter, *, offset: int, limit: int
+) -> tuple[list[RunInfo], int]:
+    """One page of runs under ``where``, newest first, and how many runs match.
+
+    Status is read as :meth:`Store.get_run` reports it (a ``running`` run nobody holds
+    is ``interrupted``), so the status filter agrees with what the listing shows.
+    """
+    query = select(RunRow.id, RunRow.tags, RunRow.system, RunRow.status).order_by(
+        RunRow.created_at.desc(), RunRow.id.desc()
+    )
+    if where.dataset is not None:
+        query = query.join(DatasetRow, DatasetRow.content_hash == RunRow.dataset_hash).where(
+            DatasetRow.name == where.dataset
+        )
+    if where.viewer is not None:
+        query = query.where(RunRow.id.in_(owned_ids("run", where.viewer)))
+    if where.status is not None:
+        stored = ["running", "interrupted"] if where.status == "interrupted" else [where.status]
+        query = query.where(RunRow.status.in_(stored))
+    wanted_tags = dict(where.tags).items()
+    needle = where.system.lower() if where.system else None
+    with store.guard("list runs"), store.session() as session:
+        ids = [
+            run_id
+            for run_id, tags, system, _ in session.execute(query).all()
+            if wanted_tags <= (tags or {}).items()
+            and (needle is None or needle in _system_text(system or {}).lower())
+        ]
+        if where.status is not None:  # the lease decides between running and interrupted
+            infos = [store._info(session, session.get_one(RunRow, i)) for i in ids]
+            infos = [i for i in infos if i.status == where.status]
+            return infos[offset : offset + limit], len(infos)
+        page = [
+            store._info(session, session.get_one(RunRow, i)) for i in ids[offset : offset + limit]
+        ]
+        return page, len(ids)
+
+
+@dataclass(frozen=True)
+class ResultFilter:
+    """Which results of a run a page holds, and in what order."""
+
+    failing: bool = False
+    """Only failed results (a failed call or a failed gating scorer; with ``scorer``,
+    those where that scorer failed). An abstention is not a failure."""
+    scorer: str | None = None
+    """Only results scored by this scorer (its name in the run)."""
+    failures_first: bool = False
+    """Failures, then abstentions, then passes; else by example and repetition."""
+
+
+def _failed() -> ColumnElement[bool]:
+    # Rows of schema 1 (before scorers) have no ``passed``: their ``correct`` decides.
+    return or_(
+        ResultRow.passed.is_(False),
+        and_(ResultRow.passed.is_(None), ResultRow.scores.is_(None), ResultRow.correct.is_(False)),
+    )
+
+
+def _scored_ids(
+    store: Store, run_id: str, scorer: str, failing: bool, order: list[Any]
+) -> list[int]:
+    """The ids of the run's results scored (and, with ``failing``, failed) by ``scorer``.
+
+    Scores are JSON, read here rather than in SQL so the query is the same on every
+    database; only the two columns needed are read.
+    """
+    query = select(ResultRow.id, ResultRow.scores).where(ResultRow.run_id == run_id)
+    with store.guard(f"read the results of run {run_id}"), store.session() as session:
+        rows = session.execute(query.order_by(*order)).all()
+    ids = []
+    for row_id, scores in rows:
+        for score in scores or ():
+            if isinstance(score, dict) and score.get("name") == scorer:
+                if not failing or score.get("passed") is False:
+                    ids.append(row_id)
+                break
+    return ids
+
+
+def page_results(
+    store: Store, run_id: str, where: ResultFilter, *, offset: int, limit: int
+) -> tuple[list[PairResult], int]:
+    """One page of a run's results under ``where``, and how many results match."""
+    failed = _failed()
+    order: list[Any] = [ResultRow.example_id, ResultRow.repetition]
+    if where.failures_first:
+        rank = case((failed, 0), (ResultRow.passed.is_(None), 1), else_=2)
+        order = [rank, *order]
+    action = f"read the results of run {run_id}"
+    if where.scorer is not None:
+        ids = _scored_ids(store, run_id, where.scorer, where.failing, order)
+        chosen = ids[offset : offset + limit]
+        with store.guard(action), store.session() as session:
+            rows = {
+                r.id: r for r in session.scalars(select(ResultRow).where(ResultRow.id.in_(chosen)))
+            }
+        return [_pair_result(rows[i]) for i in chosen], len(ids)
+    condition: ColumnElement[bool] = ResultRow.run_id == run_id
+    if where.failing:
+        condition = and_(condition, failed)
+    with store.guard(action), store.session() as session:
+        total = session.scalar(select(func.count()).select_from(ResultRow).where(condition))
+        rows_page = session.scalars(
+            select(ResultRow).where(condition).order_by(*order).offset(offset).limit(limit)
+        ).all()
+        return [_pair_result(r) for r in rows_page], int(total or 0)
+
+
+@dataclass(frozen=True)
+class StoredVerdict:
+    """One stored jury verdict with the case it judged."""
+
+    id: int
+    """The verdict's id."""
+    run_id: str
+    """The jury run it belongs to."""
+    case: Case
+    """The judged case (task, context, output)."""
+    verdict: Verdict
+    """The verdict, its critiques in roster order."""
+    created_at: datetime
+    """When it was stored."""
+
+
+def _stored_verdict(session: Session, row: VerdictRow) -> StoredVerdict:
+    critiques = session.scalars(
+        select(CritiqueRow)
+        .where(CritiqueRow.run_id == row.run_id, CritiqueRow.case_id == row.case_id)
+        .order_by(CritiqueRow.position)
+    ).all()
+    outcomes = [_outcome(c) for c in critiques]
+    return StoredVerdict(
+        id=row.id,
+        run_id=row.run_id,
+        case=Case.model_validate(row.case_data),
+        verdict=Verdict.model_validate({**row.verdict, "critiques": outcomes}),
+        created_at=row.created_at,
+    )
+
+
+def load_verdict(store: Store, verdict_id: int) -> StoredVerdict | None:
+    """The verdict stored under ``verdict_id``, or None."""
+    with store.guard("read a verdict"), store.session() as session:
+        row = session.get(VerdictRow, verdict_id)
+        return None if row is None else _stored_verdict(session, row)
+
+
+def verdict_ids(store: Store, run_id: str) -> dict[str, int]:
+    """The id of each verdict of a jury run, by case id."""
+    with store.guard("read verdicts"), store.session() as session:
+        rows = session.execute(
+            select(VerdictRow.case_id, VerdictRow.id).where(VerdictRow.run_id == run_id)
+        ).all()
+        return {case_id: verdict_id for case_id, verdict_id in rows}
+
+
+def page_verdicts(
+    store: Store, *, viewer: str | None, offset: int, limit: int
+) -> tuple[list[StoredVerdict], int]:
+    """One page of verdicts, newest first, and how many ``viewer`` may see."""
+    condition: ColumnElement[bool] | None = None
+    if viewer is not None:
+        condition = func.cast(VerdictRow.id, String).in_(owned_ids("verdict", viewer))
+    query = select(VerdictRow)
+    count = select(func.count()).select_from(VerdictRow)
+    if condition is not None:
+        query, count = query.where(condition), count.where(condition)
+    with store.guard("list verdicts"), store.session() as session:
+        total = int(session.scalar(count) or 0)
+        rows = session.scalars(
+            query.order_by(VerdictRow.created_at.desc(), VerdictRow.id.desc())
+            .offset(offset)
+            .limit(limit)
+        ).all()
+        return [_stored_verdict(session, row) for row in rows], total
