@@ -123,6 +123,9 @@ class Settings(BaseSettings):
     Read once, when the settings are built; see :func:`read_price_table`."""
     cache_dir: Path | None = None
     """Folder of the model-call cache (``ARBITER_CACHE_DIR``); default ``home/cache``."""
+    server_max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Largest request body ``arbiter serve`` reads; a larger one is answered 413
+    (``ARBITER_SERVER_MAX_BODY_BYTES``, default 4 MiB)."""
 
     @model_validator(mode="after")
     def _merge_price_table(self) -> Settings:
