@@ -14,6 +14,9 @@ from fastapi.templating import Jinja2Templates
 
 from arbiter import __version__
 from arbiter.config import Settings
+from arbiter.server import api_core
+from arbiter.server.errors import install_error_handlers
+from arbiter.server.limits import BodyLimit
 from arbiter.store import Store
 
 __all__ = ["create_app"]
@@ -45,6 +48,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     # Jinja2Templates turns autoescape on for .html templates; every page is one.
     app.state.templates = Jinja2Templates(directory=str(_HERE / "templates"))
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.server_max_body_bytes)
     # Routers are included here, one module per resource (api_*.py) or page group
     # (pages_*.py); each module exposes `router`.
+    app.include_router(api_core.router)
     return app

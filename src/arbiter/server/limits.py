@@ -1,0 +1,102 @@
+"""A bound on request bodies: a body larger than the limit is answered 413 unread.
+
+An ASGI middleware rather than a route dependency, so it holds for every route alike
+and for bodies sent in chunks without a length: the bytes are counted as they arrive
+and reading stops at the limit.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arbiter.server.errors import error_json
+
+__all__ = ["BodyLimit"]
+
+
+class _TooLarge(HTTPException):
+    """Raised while reading a body past the limit; an HTTPException, so FastAPI's body
+    parsing lets it through and the app's handler answers it in the error shape."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(status_code=413, detail=message)
+
+
+class BodyLimit:
+    """Answer 413 in the error shape to a request whose body passes ``max_bytes``.
+
+    Args:
+        app: The ASGI app it wraps.
+        max_bytes: The largest body read.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared == -1:
+            await _refuse(send, 400, "the Content-Length header is not a number")
+            return
+        if declared is not None and declared > self.max_bytes:
+            await _refuse(send, 413, self._message())
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge(self._message())
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except _TooLarge:
+            if not started:
+                await _refuse(send, 413, self._message())
+
+    def _message(self) -> str:
+        return f"the request body is larger than {self.max_bytes} bytes, the most this server reads"
+
+
+def _content_length(scope: Scope) -> int | None:
+    """The declared body length; None when not declared, -1 when not a number."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                return -1
+            return length if length >= 0 else -1
+    return None
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = json.dumps(error_json(status, message)).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

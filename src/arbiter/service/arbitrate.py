@@ -1,0 +1,76 @@
+"""Judging one output for a caller of the server: judge, store, own, read back.
+
+The server's ``POST /v1/arbitrate`` and ``POST /v1/replay`` are these functions. Each
+arbitration is a jury run of one case (kind ``judge``, ``source: api``), stored like
+``arbiter judge`` stores its judgments, and owned by the key that asked.
+"""
+
+from __future__ import annotations
+
+from arbiter.contract import Case, Judgment, JuryRunInfo
+from arbiter.errors import InputError, StoreError
+from arbiter.jury.audit import VerdictChange
+from arbiter.jury.jury import Jury
+from arbiter.service.jury import replay_run
+from arbiter.store import Store
+from arbiter.store.browse_repository import StoredVerdict, load_verdict, verdict_ids
+from arbiter.store.jury_repository import (
+    create_jury_run,
+    finish_jury_run,
+    get_jury_run,
+    save_judgment,
+)
+from arbiter.store.ownership_repository import is_visible, set_owners
+
+__all__ = ["arbitrate", "replay_visible_run"]
+
+
+async def arbitrate(store: Store, jury: Jury, case: Case, *, owner: str | None) -> StoredVerdict:
+    """Judge ``case`` with ``jury``, store the verdict, and return it as stored.
+
+    Args:
+        store: The store.
+        jury: The jury (the server keeps one for its lifetime).
+        case: The output to judge, with its task and context.
+        owner: The API key that asked (owns the jury run and the verdict); None: nobody.
+
+    Returns:
+        The stored verdict, with its ``id``.
+    """
+    roster = [spec.model_dump(mode="json") for spec in jury.critics]
+    run_id = create_jury_run(
+        store, kind="judge", roster=roster, n_cases=1, config={"source": "api"}
+    )
+    try:
+        verdict = await jury.judge_async(case)
+        save_judgment(store, run_id, case, verdict)
+    except BaseException:
+        finish_jury_run(store, run_id, "failed")
+        raise
+    finish_jury_run(store, run_id, "completed")
+    verdict_id = verdict_ids(store, run_id)[case.id]
+    if owner is not None:
+        set_owners(store, "jury_run", [run_id], owner)
+        set_owners(store, "verdict", [str(verdict_id)], owner)
+    stored = load_verdict(store, verdict_id)
+    assert stored is not None  # just written
+    return stored
+
+
+def replay_visible_run(
+    store: Store, run_id: str | None, *, viewer: str | None
+) -> tuple[JuryRunInfo, list[Judgment], list[VerdictChange]]:
+    """Re-synthesize a stored jury run (see :func:`arbiter.service.jury.replay_run`).
+
+    Raises:
+        InputError: There is no jury run yet.
+        StoreError: No run matches ``run_id``, or the viewer may not see it.
+    """
+    if run_id is not None:
+        info = get_jury_run(store, run_id)
+        if not is_visible(store, "jury_run", info.id, viewer):
+            raise StoreError(f"no jury run matches id {run_id!r} in {store.describe()}")
+        run_id = info.id
+    elif viewer is not None:
+        raise InputError("give the run_id of a jury run your key made (a key replays its own runs)")
+    return replay_run(store, run_id)
