@@ -210,9 +210,11 @@ async def test_review_parks_the_withheld_original_with_its_owner() -> None:
     assert stored == [decision]
 
 
-async def test_review_without_an_owner_is_refused() -> None:
-    with pytest.raises(InputError, match="'owner' parameter of gate"):
-        await run(DRIFTED, "review", judge=Judge())
+async def test_review_from_the_command_line_parks_with_no_owner() -> None:
+    decision = await run(DRIFTED, "review", judge=Judge("drifted"))
+    assert decision.action == "park_for_review"
+    assert decision.parked is not None
+    assert (decision.owner, decision.parked.owner, decision.parked.answer) == (None, None, DRIFTED)
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from arbiter.contract import ToolCall
+from arbiter.contract.gate import GateScope, TriggerReason
 from arbiter.scoring.claims import json_text
 from arbiter.scoring.figures import figures_in, text_numbers
 from arbiter.scoring.references import data_references, references_outside
@@ -26,29 +26,8 @@ from arbiter.scoring.scope import scope_diff, sources_touched
 
 __all__ = ["GateScope", "Trigger", "TriggerReason", "scope_trigger"]
 
-TriggerReason = Literal["tool_call_out_of_scope", "answer_reference_out_of_scope"]
-"""Why the trigger fired: a tool call touched, or the answer named, an undeclared source."""
-
 _MAX_NAMES = 50
 """Names kept per list of a trigger (the rest are counted by the reasons, not listed)."""
-
-
-class GateScope(BaseModel):
-    """The trusted scope an answer is held to."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    databases: tuple[str, ...] = ()
-    """Declared databases (and hosts); a dotted prefix covers its tables."""
-    entities: tuple[str, ...] = ()
-    """In-scope table or concept names (a knowledge graph's entities)."""
-    description: str = Field(default="", max_length=10_000)
-    """The scope in words, as the scope judge reads it."""
-
-    @property
-    def declared(self) -> bool:
-        """Whether any database or entity is declared (without one the gate abstains)."""
-        return bool(self.databases or self.entities)
 
 
 class Trigger(BaseModel):

@@ -10,14 +10,16 @@ Modes, lowest to highest (reference §6a.2-6a.3):
   ``faithful`` delivers it intact (so an honest "not in scope" survives), and an
   ``unknown`` ruling, a missing or failing judge, or one slower than ``timeout``
   annotates it. Only a judge-confirmed drift is ever withheld.
-- ``review``: as enforce, and a withheld answer is parked for a human, with its owner.
+- ``review``: as enforce, and a withheld answer is parked for a human, with its owner
+  (an API key's id; None from the command line).
 
 The trigger never blocks by itself (:mod:`arbiter.judges.gate_triggers`). The gate
 fails open: an error of the trigger, of the gate itself, of the sink or of telemetry
 delivers the original answer untouched, the error named in the decision. Every
-decision is a :class:`GateDecision`, handed to an injected ``sink`` (persistence is the
-caller's: the store has no table for decisions yet) and exported as a span
-``arbiter.grounding_gate`` carrying its attributes.
+decision is a :class:`~arbiter.contract.gate.GateDecision`, handed to an injected
+``sink`` (the service layer's is the store: :func:`arbiter.service.grounding_gate.check_answer`)
+and exported as a span ``arbiter.grounding_gate`` carrying its attributes, the judge's
+tokens and cost among them.
 """
 
 from __future__ import annotations
@@ -31,9 +33,17 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from arbiter.contract import ToolCall
+from arbiter.contract import ModelCalls, ToolCall
+from arbiter.contract.gate import (
+    GATE_MODES,
+    GateAction,
+    GateDecision,
+    GateMode,
+    ParkedAnswer,
+)
+from arbiter.contract.gate import GateJudgeOutcome as JudgeOutcome
 from arbiter.errors import InputError
-from arbiter.judges.gate_triggers import GateScope, TriggerReason, scope_trigger
+from arbiter.judges.gate_triggers import GateScope, scope_trigger
 from arbiter.telemetry import Telemetry
 
 __all__ = [
@@ -55,14 +65,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-GateMode = Literal["off", "observe", "annotate", "enforce", "review"]
-"""How far the gate may act on an answer (see the module docstring)."""
-GATE_MODES: tuple[GateMode, ...] = ("off", "observe", "annotate", "enforce", "review")
-GateAction = Literal["deliver", "deliver_annotated", "withhold", "park_for_review"]
-"""What the gate did with the answer."""
-JudgeOutcome = Literal["not_called", "faithful", "drifted", "unknown", "unavailable", "timeout"]
-"""The scope judge's ruling, or why there is none (``unavailable``: no judge, or it failed)."""
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds the scope judge may take before its ruling counts as ``timeout``."""
@@ -92,6 +94,11 @@ class ScopeRuling(BaseModel):
     """Whether the answer's subject stays within the trusted scope."""
     reasoning: str = ""
     """Why, in the judge's words (model text: untrusted)."""
+    failure: Literal["timeout", "unavailable"] | None = None
+    """Why an ``unknown`` ruling has no verdict, when the judge knows: every model
+    timed out, or none could be asked. The gate records it as the judge's outcome."""
+    calls: ModelCalls | None = None
+    """What the ruling's model calls cost; None when the judge does not say."""
 
     @classmethod
     def from_vote(
@@ -111,63 +118,6 @@ class ScopeJudge(Protocol):
     async def __call__(self, *, question: str, answer: str, scope: GateScope) -> ScopeRuling:
         """Rule on whether ``answer`` stays within ``scope`` (domain only, never values)."""
         ...
-
-
-class ParkedAnswer(BaseModel):
-    """A withheld answer kept for a human reviewer (mode ``review``)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    owner: str
-    """Who the answer belongs to: only they (or their reviewers) may see it."""
-    question: str
-    """What was asked."""
-    answer: str
-    """The withheld original, verbatim."""
-
-
-class GateDecision(BaseModel):
-    """One decision of the gate: what it found, what the judge ruled, what it delivered."""
-
-    model_config = ConfigDict(frozen=True)
-
-    schema_version: Literal[1] = 1
-    """Version of this record's shape."""
-    mode: GateMode
-    """The mode the gate ran in."""
-    action: GateAction
-    """What it did with the answer."""
-    delivered: str
-    """The text delivered to the user."""
-    needs_judge: bool = False
-    """Whether the trigger fired."""
-    reasons: tuple[TriggerReason, ...] = ()
-    """Why the trigger fired."""
-    out_of_scope_sources: tuple[str, ...] = ()
-    """Sources the tool calls touched outside the scope."""
-    references: tuple[str, ...] = ()
-    """The answer's structural data references."""
-    out_of_scope_references: tuple[str, ...] = ()
-    """Those the scope does not cover."""
-    unsupported_figures: int = 0
-    """Figures no tool result holds (observe-only)."""
-    scope_declared: bool = True
-    """False when no scope was declared: the gate abstained."""
-    judge: JudgeOutcome = "not_called"
-    """The scope judge's ruling, or why there is none."""
-    judge_reasoning: str = ""
-    """The judge's reasoning, clipped."""
-    owner: str | None = None
-    """Whose answer this is (required in review mode)."""
-    parked: ParkedAnswer | None = None
-    """The withheld original, when the answer was parked for review."""
-    errors: tuple[str, ...] = ()
-    """What failed (trigger, judge, sink, telemetry); a gate error delivered the original."""
-
-    @property
-    def altered(self) -> bool:
-        """Whether the user got something other than the answer as written."""
-        return self.action != "deliver"
 
 
 GateSink = Callable[[GateDecision], "Awaitable[None] | None"]
@@ -197,7 +147,8 @@ async def gate(
         mode: ``off``, ``observe``, ``annotate``, ``enforce`` or ``review``.
         judge: The scope judge (enforce and review); without one a trigger annotates.
         timeout: Seconds the judge may take.
-        owner: Whose answer it is; required in ``review`` (the parked record carries it).
+        owner: Whose answer it is (an API key's id; None from the command line); the
+            decision and, in ``review``, the parked original carry it.
         sink: Receives every decision (not in ``off``); its failure is recorded, not raised.
         telemetry: Where the decision's span goes; none when None.
 
@@ -205,8 +156,8 @@ async def gate(
         The decision; ``decision.delivered`` is what to show the user.
 
     Raises:
-        InputError: An unknown mode, a timeout that is not a positive number, or
-            ``review`` without an owner (a misconfigured gate, not a gate failure).
+        InputError: An unknown mode, or a timeout that is not a positive number (a
+            misconfigured gate, not a gate failure).
 
     Examples:
         >>> import asyncio
@@ -223,8 +174,6 @@ async def gate(
         )
     if not math.isfinite(timeout):
         raise InputError(f"The 'timeout' parameter of gate must be finite. Got {timeout!r}.")
-    if mode == "review" and not owner:
-        raise InputError("The 'owner' parameter of gate is required in review mode. Got None.")
     if mode == "off":
         return GateDecision(mode="off", action="deliver", delivered=answer, owner=owner)
     try:
@@ -270,15 +219,20 @@ async def _decide(
     annotated = {"action": "deliver_annotated", "delivered": answer + ANNOTATION}
     if mode == "annotate":
         return found.model_copy(update=annotated)
-    outcome, reasoning, errors = await _ask(judge, question, answer, scope, timeout)
+    outcome, reasoning, calls, errors = await _ask(judge, question, answer, scope, timeout)
     ruled = found.model_copy(
-        update={"judge": outcome, "judge_reasoning": reasoning, "errors": errors}
+        update={
+            "judge": outcome,
+            "judge_reasoning": reasoning,
+            "judge_calls": calls,
+            "errors": errors,
+        }
     )
     if outcome == "faithful":
         return ruled
     if outcome != "drifted":
         return ruled.model_copy(update=annotated)
-    if mode == "review" and owner:
+    if mode == "review":
         parked = ParkedAnswer(owner=owner, question=question, answer=answer)
         return ruled.model_copy(
             update={"action": "park_for_review", "delivered": WITHHELD_FOR_REVIEW, "parked": parked}
@@ -292,22 +246,25 @@ async def _ask(
     answer: str,
     scope: GateScope,
     timeout: float,  # noqa: ASYNC109 - bounds the judge call only
-) -> tuple[JudgeOutcome, str, tuple[str, ...]]:
+) -> tuple[JudgeOutcome, str, ModelCalls | None, tuple[str, ...]]:
     """The judge's ruling, bounded by ``timeout``; a failure is an outcome, never raised."""
     if judge is None:
-        return "unavailable", "", ("judge: none configured",)
+        return "unavailable", "", None, ("judge: none configured",)
     try:
         ruling = await asyncio.wait_for(
             judge(question=question, answer=answer, scope=scope), timeout
         )
-        verdict, reasoning = ruling.verdict, ruling.reasoning
+        verdict, reasoning = ruling.verdict, _clip(str(ruling.reasoning), _MAX_REASONING)
+        failure, calls = ruling.failure, ruling.calls
     except TimeoutError:
-        return "timeout", "", (f"judge: no ruling within {timeout:g}s",)
+        return "timeout", "", None, (f"judge: no ruling within {timeout:g}s",)
     except Exception as exc:
-        return "unavailable", "", (f"judge: {_error(exc)}",)
-    if verdict not in ("faithful", "drifted"):
-        return "unknown", _clip(str(reasoning), _MAX_REASONING), ()
-    return verdict, _clip(str(reasoning), _MAX_REASONING), ()
+        return "unavailable", "", None, (f"judge: {_error(exc)}",)
+    if verdict in ("faithful", "drifted"):
+        return verdict, reasoning, calls, ()
+    if failure in ("timeout", "unavailable"):
+        return failure, reasoning, calls, (f"judge: {_clip(reasoning, _MAX_ERROR)}",)
+    return "unknown", reasoning, calls, ()
 
 
 def _untouched(answer: str, mode: GateMode, owner: str | None, error: str) -> GateDecision:
@@ -327,7 +284,8 @@ async def _store(decision: GateDecision, sink: GateSink) -> GateDecision:
 
 def decision_attributes(decision: GateDecision) -> dict[str, str | int | float | bool]:
     """The span attributes of a decision (names joined by commas, bounded)."""
-    return {
+    attributes: dict[str, str | int | float | bool] = {
+        "arbiter.gate.decision_id": decision.id,
         "arbiter.gate.mode": decision.mode,
         "arbiter.gate.action": decision.action,
         "arbiter.gate.needs_judge": decision.needs_judge,
@@ -341,7 +299,16 @@ def decision_attributes(decision: GateDecision) -> dict[str, str | int | float |
         "arbiter.gate.references": len(decision.references),
         "arbiter.gate.unsupported_figures": decision.unsupported_figures,
         "arbiter.gate.errors": len(decision.errors),
+        "arbiter.gate.owner": decision.owner or "",
     }
+    calls = decision.judge_calls
+    if calls is not None:
+        attributes["arbiter.gate.judge_calls"] = calls.calls
+        attributes["arbiter.gate.judge_input_tokens"] = calls.input_tokens
+        attributes["arbiter.gate.judge_output_tokens"] = calls.output_tokens
+        if calls.cost_usd is not None and math.isfinite(calls.cost_usd):
+            attributes["arbiter.gate.judge_cost_usd"] = calls.cost_usd
+    return attributes
 
 
 def _export(decision: GateDecision, telemetry: Telemetry) -> GateDecision:

@@ -1,20 +1,252 @@
-"""The grounding gate's benchmark as a library call: load the labelled cases, run them.
+"""The grounding gate as library calls: check an answer and store the decision, review
+parked answers, and run the gate's benchmark.
 
-The bundled set (``arbiter/judges/data/gate_cases.jsonl``) is read unless a file is
-given; each line is one :class:`~arbiter.judges.gate_bench.GateCase` object.
+:func:`check_answer` is what a service (the REST server, a script) calls before it
+delivers an answer: it runs :func:`arbiter.judges.grounding_gate.gate` with the store as
+its sink, so every decision is stored the moment it is made, and exported as a span
+when a ``Telemetry`` is given. The gate fails open: a store that cannot take the
+decision is named in ``decision.errors`` and the answer is delivered as decided.
+
+In ``review`` mode a withheld answer is parked with its owner (the API key id that made
+it; None from the command line). :func:`list_parked_answers` lists one owner's (or, for
+an administrator, everyone's); :func:`resolve_parked_answer` releases or discards one,
+appending a review (once: a resolved answer stays resolved). An answer of another owner
+is "not found", never "forbidden": its existence is not disclosed.
+
+The benchmark reads the bundled set (``arbiter/judges/data/gate_cases.jsonl``) unless a
+file is given; each line is one :class:`~arbiter.judges.gate_bench.GateCase` object.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from arbiter.errors import InputError
+from arbiter.contract import ToolCall
+from arbiter.contract.gate import (
+    GateDecision,
+    GateMode,
+    GateReview,
+    GateScope,
+    ParkedItem,
+    ParkedStatus,
+    ReviewResolution,
+)
+from arbiter.errors import InputError, StoreError
 from arbiter.judges.gate_bench import GateBenchReport, GateCase, bench_gate
+from arbiter.judges.gate_judge import PanelScopeJudge
+from arbiter.judges.grounding_gate import DEFAULT_TIMEOUT, ScopeJudge, gate
+from arbiter.judges.layer import effective_budget
+from arbiter.store import Store
+from arbiter.store.gate_repository import (
+    gate_decisions,
+    load_gate_decision,
+    load_gate_review,
+    parked_items,
+    save_gate_decision,
+    save_gate_review,
+)
 from arbiter.validation import validate_document
 
-__all__ = ["BUNDLED_CASES", "load_gate_cases", "run_gate_bench"]
+if TYPE_CHECKING:
+    from arbiter.judges.panel import JudgeConfig
+    from arbiter.scoring.base import ScoringContext
+    from arbiter.telemetry import Telemetry
+
+__all__ = [
+    "BUNDLED_CASES",
+    "check_answer",
+    "get_gate_decision",
+    "list_gate_decisions",
+    "list_parked_answers",
+    "load_gate_cases",
+    "record_decision",
+    "resolve_parked_answer",
+    "run_gate_bench",
+    "scope_judge",
+]
+
+_RESOLUTIONS: tuple[ReviewResolution, ...] = ("release", "discard")
+
+
+def scope_judge(
+    judges: Sequence[str | Mapping[str, Any] | JudgeConfig] = ("mock",),
+    *,
+    max_members: int = 3,
+    context: ScoringContext | None = None,
+) -> PanelScopeJudge:
+    """The scope_faithfulness judge on a panel of ``judges``, for :func:`check_answer`.
+
+    On the ``mock`` provider (the default) every member abstains, so a triggered answer
+    in ``enforce`` is annotated, never withheld.
+
+    Raises:
+        InputError: ``max_members`` is below 1, or a configuration is malformed.
+    """
+    try:
+        return PanelScopeJudge.build(judges, max_members=max_members, context=context)
+    except ValueError as exc:
+        raise InputError(f"scope judge: {' '.join(str(exc).split())}") from None
+
+
+def record_decision(store: Store, decision: GateDecision) -> None:
+    """Store one gate decision (the store sink of :func:`check_answer`)."""
+    save_gate_decision(store, decision)
+
+
+async def check_answer(
+    store: Store,
+    answer: str,
+    *,
+    question: str,
+    tool_calls: Sequence[ToolCall] = (),
+    scope: GateScope,
+    mode: GateMode = "observe",
+    judge: ScopeJudge | None = None,
+    timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - bounds the judge call only
+    owner: str | None = None,
+    telemetry: Telemetry | None = None,
+) -> GateDecision:
+    """Run the grounding gate on ``answer`` and store its decision.
+
+    Args:
+        store: Where the decision goes (in ``off`` nothing is stored).
+        answer: The answer about to be delivered.
+        question: What the user asked.
+        tool_calls: The calls the agent made for it.
+        scope: The trusted scope.
+        mode: ``off``, ``observe`` (default), ``annotate``, ``enforce`` or ``review``.
+        judge: The scope judge (:func:`scope_judge`, or any ``ScopeJudge``).
+        timeout: Seconds the judge may take. For a panel judge it is raised to one
+            member's call timeout plus a margin, so the members' own timeouts end first
+            and what their calls cost is still recorded.
+        owner: Whose answer it is: the API key id that asked; None from the command line.
+        telemetry: Where the decision's span goes; none when None.
+
+    Returns:
+        The decision as stored; ``decision.delivered`` is what to show the user.
+
+    Raises:
+        InputError: An unknown mode or a timeout that is not a positive number.
+    """
+    if isinstance(judge, PanelScopeJudge) and judge.call_timeout > 0:
+        timeout = effective_budget(timeout, judge.call_timeout)
+
+    async def sink(decision: GateDecision) -> None:
+        await asyncio.to_thread(record_decision, store, decision)
+
+    return await gate(
+        answer,
+        question=question,
+        tool_calls=tool_calls,
+        scope=scope,
+        mode=mode,
+        judge=judge,
+        timeout=timeout,
+        owner=owner,
+        sink=sink,
+        telemetry=telemetry,
+    )
+
+
+def list_gate_decisions(
+    store: Store,
+    *,
+    owner: str | None = None,
+    everyone: bool = False,
+    limit: int | None = 100,
+) -> list[GateDecision]:
+    """Stored gate decisions of ``owner`` (everyone's for an administrator), newest first."""
+    return gate_decisions(store, owner=owner, everyone=everyone, limit=limit)
+
+
+def get_gate_decision(
+    store: Store, decision_id: str, *, owner: str | None = None, everyone: bool = False
+) -> GateDecision:
+    """One stored decision, if ``owner`` may see it.
+
+    Raises:
+        StoreError: No such decision, or it is another owner's (not disclosed).
+    """
+    decision = load_gate_decision(store, decision_id)
+    if decision is None or not (everyone or decision.owner == owner):
+        raise StoreError(f"no gate decision {decision_id!r} in {store.describe()}")
+    return decision
+
+
+def list_parked_answers(
+    store: Store,
+    *,
+    owner: str | None = None,
+    everyone: bool = False,
+    status: ParkedStatus | None = "pending",
+    limit: int | None = 100,
+) -> list[ParkedItem]:
+    """Answers parked for review of ``owner`` (everyone's for an administrator), newest first.
+
+    Args:
+        store: The store.
+        owner: The API key id whose answers to list; None: those parked from the command line.
+        everyone: Every owner's (an administrator).
+        status: ``pending`` (default), ``released``, ``discarded``, or None for all.
+        limit: At most this many; None: all.
+    """
+    return parked_items(store, owner=owner, everyone=everyone, status=status, limit=limit)
+
+
+def resolve_parked_answer(
+    store: Store,
+    decision_id: str,
+    resolution: ReviewResolution,
+    *,
+    reviewer: str,
+    owner: str | None = None,
+    everyone: bool = False,
+    note: str = "",
+    now: datetime | None = None,
+) -> ParkedItem:
+    """Release or discard a parked answer, appending the review beside its decision.
+
+    Args:
+        store: The store.
+        decision_id: The decision that parked the answer.
+        resolution: ``release`` (the original is to be delivered after all) or ``discard``.
+        reviewer: Who resolved it.
+        owner: The API key id resolving it; only its own answers are found.
+        everyone: An administrator: any owner's answer is found.
+        note: Why, in the reviewer's words.
+        now: When (default: now, UTC).
+
+    Returns:
+        The answer's new standing; on ``release`` its ``parked.answer`` is the original.
+
+    Raises:
+        InputError: An unknown resolution, or an empty reviewer.
+        StoreError: No parked answer under that id for this owner, or it is resolved already.
+    """
+    if resolution not in _RESOLUTIONS:
+        raise InputError(
+            f"The 'resolution' parameter of resolve_parked_answer must be one of "
+            f"{_RESOLUTIONS}. Got {resolution!r}."
+        )
+    decision = load_gate_decision(store, decision_id)
+    if decision is None or decision.parked is None or not (everyone or decision.owner == owner):
+        raise StoreError(f"no parked answer under gate decision {decision_id!r}")
+    fields: dict[str, Any] = {"decision_id": decision.id, "resolution": resolution}
+    fields |= {"reviewer": reviewer, "note": note}
+    if now is not None:
+        fields["created_at"] = now
+    review = validate_document(GateReview, fields, where=f"review of gate decision {decision_id}")
+    save_gate_review(store, review)
+    stored = load_gate_review(store, decision.id) or review
+    status: ParkedStatus = "released" if stored.resolution == "release" else "discarded"
+    return ParkedItem(decision=decision, status=status, review=stored)
+
 
 BUNDLED_CASES = "gate_cases.jsonl"
 """The bundled case file's name, in ``arbiter.judges/data``."""

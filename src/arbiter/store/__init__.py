@@ -6,6 +6,7 @@ It persists the shapes of :mod:`arbiter.contract` and imports nothing else of Ar
 
 from arbiter.store import annotations_models as _annotations_models  # noqa: F401  (its table)
 from arbiter.store import api_key_models as _api_key_models  # noqa: F401  (its table)
+from arbiter.store import gate_models as _gate_models  # noqa: F401  (its tables)
 from arbiter.store import ownership_models as _ownership_models  # noqa: F401  (its table)
 from arbiter.store.repository import RunLease, Store, new_run_id
 
