@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +83,9 @@ def seed(tmp_path_factory: pytest.TempPathFactory) -> Seed:
     path = tmp_path_factory.mktemp("server-seed") / "seed.db"
     store = Store(f"sqlite:///{path}")
     try:
-        run_id, other_id, jury_id = asyncio.run(_seed(store))
+        # In a thread: the first test asking may be async, inside a running loop.
+        with ThreadPoolExecutor(1) as pool:
+            run_id, other_id, jury_id = pool.submit(lambda: asyncio.run(_seed(store))).result()
         ids = verdict_ids(store, jury_id)
         with store.engine.connect() as connection:  # fold the WAL into the file to copy it
             connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -109,15 +112,16 @@ def app(server_store: Store, tmp_path: Path) -> FastAPI:
 
 
 @pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """An httpx client talking to the app in-process (ASGI, no socket)."""
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+def client(app: FastAPI) -> Iterator[TestClient]:
+    """A client of the app in-process (Starlette's TestClient: httpx over ASGI, the app
+    on a loop of its own thread, so it works beside Playwright's sync API too)."""
+    with TestClient(app) as c:
         yield c
 
 
 @pytest.fixture
-def sync_client(app: FastAPI) -> Iterator[TestClient]:
-    """A synchronous client of the app (Starlette's TestClient)."""
-    with TestClient(app) as c:
+async def async_client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An async httpx client of the app in-process (ASGI, no socket)."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c

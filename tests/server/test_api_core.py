@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import httpx
+from fastapi.testclient import TestClient
 
 from arbiter.store import Store
 from arbiter.store.browse_repository import load_verdict
@@ -15,25 +15,25 @@ BROKEN = {
 }
 
 
-async def test_health_says_open_without_keys(client: httpx.AsyncClient) -> None:
-    answer = await client.get("/v1/health")
+def test_health_says_open_without_keys(client: TestClient) -> None:
+    answer = client.get("/v1/health")
     assert answer.status_code == 200
     assert answer.json()["status"] == "ok"
     assert answer.json()["auth"] == "open"
 
 
-async def test_critics_are_the_offline_roster(client: httpx.AsyncClient) -> None:
-    answer = await client.get("/v1/critics")
+def test_critics_are_the_offline_roster(client: TestClient) -> None:
+    answer = client.get("/v1/critics")
     assert answer.status_code == 200
     critics = answer.json()
     assert len(critics) == 3
     assert {c["provider"] for c in critics} == {"mock"}
 
 
-async def test_arbitrate_stores_the_verdict_and_returns_its_id(
-    client: httpx.AsyncClient, server_store: Store
+def test_arbitrate_stores_the_verdict_and_returns_its_id(
+    client: TestClient, server_store: Store
 ) -> None:
-    answer = await client.post("/v1/arbitrate", json={**BROKEN, "id": "refund-1"})
+    answer = client.post("/v1/arbitrate", json={**BROKEN, "id": "refund-1"})
     assert answer.status_code == 201
     body = answer.json()
     assert body["case"]["id"] == "refund-1"
@@ -41,21 +41,21 @@ async def test_arbitrate_stores_the_verdict_and_returns_its_id(
     stored = load_verdict(server_store, body["id"])
     assert stored is not None
     assert stored.verdict.decision == body["verdict"]["decision"]
-    again = await client.get(f"/v1/verdicts/{body['id']}")
+    again = client.get(f"/v1/verdicts/{body['id']}")
     assert again.status_code == 200
     assert again.json() == body
 
 
-async def test_arbitrate_a_clean_output_accepts(client: httpx.AsyncClient) -> None:
+def test_arbitrate_a_clean_output_accepts(client: TestClient) -> None:
     clean = {**BROKEN, "output": "Refunds are accepted within 30 days of purchase with a receipt."}
-    answer = await client.post("/v1/arbitrate", json=clean)
+    answer = client.post("/v1/arbitrate", json=clean)
     assert answer.status_code == 201
     assert answer.json()["verdict"]["decision"] == "ACCEPT"
     assert answer.json()["case"]["id"].startswith("api-")
 
 
-async def test_missing_field_is_a_422_in_the_error_shape(client: httpx.AsyncClient) -> None:
-    answer = await client.post("/v1/arbitrate", json={"task": "t", "context": "c"})
+def test_missing_field_is_a_422_in_the_error_shape(client: TestClient) -> None:
+    answer = client.post("/v1/arbitrate", json={"task": "t", "context": "c"})
     assert answer.status_code == 422
     assert answer.json() == {
         "error": {
@@ -66,8 +66,8 @@ async def test_missing_field_is_a_422_in_the_error_shape(client: httpx.AsyncClie
     }
 
 
-async def test_the_seeded_jury_verdict_reads_back(client: httpx.AsyncClient, seed: Seed) -> None:
-    answer = await client.get(f"/v1/verdicts/{seed.verdict_id}")
+def test_the_seeded_jury_verdict_reads_back(client: TestClient, seed: Seed) -> None:
+    answer = client.get(f"/v1/verdicts/{seed.verdict_id}")
     assert answer.status_code == 200
     body = answer.json()
     assert body["run_id"] == seed.jury_run_id
@@ -76,20 +76,20 @@ async def test_the_seeded_jury_verdict_reads_back(client: httpx.AsyncClient, see
     assert len(body["verdict"]["critiques"]) == 3
 
 
-async def test_verdicts_list_pages_newest_first(client: httpx.AsyncClient, seed: Seed) -> None:
-    first = await client.get("/v1/verdicts", params={"limit": 1})
+def test_verdicts_list_pages_newest_first(client: TestClient, seed: Seed) -> None:
+    first = client.get("/v1/verdicts", params={"limit": 1})
     assert first.status_code == 200
     page = first.json()
     assert page["total"] == 2
     assert len(page["items"]) == 1
     assert page["next"]
-    second = await client.get("/v1/verdicts", params={"limit": 1, "cursor": page["next"]})
+    second = client.get("/v1/verdicts", params={"limit": 1, "cursor": page["next"]})
     ids = {page["items"][0]["id"], second.json()["items"][0]["id"]}
     assert ids == {seed.verdict_id, seed.clean_verdict_id}
     assert second.json()["next"] is None
 
 
-async def test_replay_reproduces_the_seeded_run(client: httpx.AsyncClient, seed: Seed) -> None:
-    answer = await client.post("/v1/replay", json={"run_id": seed.jury_run_id})
+def test_replay_reproduces_the_seeded_run(client: TestClient, seed: Seed) -> None:
+    answer = client.post("/v1/replay", json={"run_id": seed.jury_run_id})
     assert answer.status_code == 200
     assert answer.json() == {"run_id": seed.jury_run_id, "n_judgments": 2, "changed": []}

@@ -1,0 +1,139 @@
+"""REST: offline runs — the list with filters, one run's report, its results, a comparison.
+
+Thin routes over :mod:`arbiter.service.browse`; the pages call the same functions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel
+
+from arbiter.contract import PairResult, Report, RunInfo, RunStatus
+from arbiter.harness.diff import RunDiff
+from arbiter.server.auth import Principal, principal
+from arbiter.server.deps import app_store
+from arbiter.server.errors import ApiError, error_responses
+from arbiter.server.pagination import Page, PageParams, page_params
+from arbiter.server.responses import ApiJSONResponse
+from arbiter.service.browse import (
+    ResultFilter,
+    RunFilter,
+    compare_visible_runs,
+    list_results,
+    list_runs,
+    run_report,
+)
+from arbiter.service.runs import incomplete_note
+from arbiter.store import Store
+
+__all__ = ["ComparisonOut", "RunOut", "router"]
+
+router = APIRouter(prefix="/v1", tags=["runs"], default_response_class=ApiJSONResponse)
+
+StoreDep = Annotated[Store, Depends(app_store)]
+Who = Annotated[Principal, Depends(principal)]
+Paging = Annotated[PageParams, Depends(page_params)]
+RunId = Annotated[
+    str, Path(min_length=1, max_length=40, description="A run id, or a unique prefix of one.")
+]
+
+
+class RunOut(BaseModel):
+    """One run: its header and its report, recomputed from the stored results."""
+
+    info: RunInfo
+    """The run's header: dataset, system, options, status, tags."""
+    report: Report
+    """Every figure of the run, with its interval."""
+    note: str | None
+    """Why the run is not complete and how to finish it; null when it is."""
+
+
+class ComparisonOut(BaseModel):
+    """Two runs compared over the examples they share."""
+
+    diff: RunDiff
+    """The outcome and each common scorer compared, with paired intervals and the flips."""
+    warnings: list[str]
+    """What makes the comparison weaker than it looks (other data, k, scorers, ...)."""
+
+
+def _tags(values: list[str]) -> dict[str, str]:
+    tags = {}
+    for value in values:
+        key, sep, tag = value.partition("=")
+        if not sep or not key:
+            raise ApiError(400, f"a tag filter reads key=value, got {value!r}", field="query.tag")
+        tags[key] = tag
+    return tags
+
+
+@router.get("/runs", responses=error_responses(400, 401))
+def runs(
+    store: StoreDep,
+    who: Who,
+    page: Paging,
+    tag: Annotated[
+        list[str], Query(max_length=20, description="key=value; every one must hold.")
+    ] = [],  # noqa: B006  (FastAPI copies a list default per request)
+    system: Annotated[
+        str | None, Query(max_length=200, description="Text in the system's description.")
+    ] = None,
+    dataset: Annotated[str | None, Query(max_length=200, description="The dataset's name.")] = None,
+    status: Annotated[RunStatus | None, Query(description="The run's status.")] = None,
+) -> Page[RunInfo]:
+    """The offline runs the key may see, newest first, under the filters."""
+    where = RunFilter(
+        tags=_tags(tag), system=system, dataset=dataset, status=status, viewer=who.viewer
+    )
+    listing = list_runs(store, where, offset=page.offset, limit=page.limit)
+    return Page[RunInfo](
+        items=listing.items, total=listing.total, next=page.next_cursor(listing.total)
+    )
+
+
+@router.get("/compare", responses=error_responses(401, 404))
+def compare(
+    store: StoreDep,
+    who: Who,
+    a: Annotated[str, Query(min_length=1, max_length=40, description="The first run.")],
+    b: Annotated[str, Query(min_length=1, max_length=40, description="The second run.")],
+) -> ComparisonOut:
+    """Two runs compared example by example: metric deltas, paired intervals, flips."""
+    comparison = compare_visible_runs(store, a, b, viewer=who.viewer)
+    return ComparisonOut(diff=comparison.diff, warnings=comparison.warnings)
+
+
+@router.get("/runs/{run_id}", responses=error_responses(401, 404))
+def run(run_id: RunId, store: StoreDep, who: Who) -> RunOut:
+    """One run's report, recomputed from its stored results."""
+    stored = run_report(store, run_id, viewer=who.viewer)
+    return RunOut(info=stored.info, report=stored.report, note=incomplete_note(stored))
+
+
+@router.get("/runs/{run_id}/results", responses=error_responses(400, 401, 404))
+def results(
+    run_id: RunId,
+    store: StoreDep,
+    who: Who,
+    page: Paging,
+    failing: Annotated[
+        bool, Query(description="Only failures (with scorer: that scorer's).")
+    ] = False,
+    scorer: Annotated[
+        str | None, Query(min_length=1, max_length=200, description="Only this scorer's.")
+    ] = None,
+    order: Annotated[
+        Literal["example", "failures_first"], Query(description="By example, or failures first.")
+    ] = "example",
+) -> Page[PairResult]:
+    """A run's per-example results, a page at a time."""
+    where = ResultFilter(failing=failing, scorer=scorer, failures_first=order == "failures_first")
+    listing = list_results(
+        store, run_id, where, viewer=who.viewer, offset=page.offset, limit=page.limit
+    )
+    return Page[PairResult](
+        items=listing.items, total=listing.total, next=page.next_cursor(listing.total)
+    )
