@@ -17,6 +17,7 @@ from arbiter.config import Settings
 from arbiter.server import api_core, api_runs
 from arbiter.server.errors import install_error_handlers
 from arbiter.server.limits import BodyLimit
+from arbiter.server.pages_agents import router as agent_pages
 from arbiter.store import Store
 
 __all__ = ["create_app"]
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     app.add_middleware(BodyLimit, max_bytes=settings.server_max_body_bytes)
     # Routers are included here, one module per resource (api_*.py) or page group
     # (pages_*.py); each module exposes `router`.
+    app.include_router(agent_pages)
     app.include_router(api_core.router)
     app.include_router(api_runs.router)
     return app

@@ -1,0 +1,267 @@
+"""The agent pages: the roster, one agent, one trajectory, two trajectories side by side.
+
+- ``/agents``: one card per agent and per flow, worst health first, with its band pill,
+  pass rate and interval, a pass / fail sparkline and an honest "not evaluated";
+- ``/agents/{name}``: per-dimension bars and the runs ledger (a band strip per run);
+- ``/trajectories/{id}``: the waterfall of steps on a time axis (parallel steps side by
+  side), the verdict chips coloured by band, the answer and each step's details;
+- ``/compare/trajectories?a=&b=``: two runs side by side, the differing tool calls marked,
+  the verdicts that flipped.
+
+Routes read the store through :mod:`arbiter.server.agent_records` and shape what they
+show with the pure functions of :mod:`arbiter.server.agents_view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.templating import Jinja2Templates
+from starlette.responses import Response
+
+from arbiter.contract import FlowRun, Score, Trajectory
+from arbiter.errors import InputError
+from arbiter.server import agent_records as records_of
+from arbiter.server.agents_view import (
+    AgentRecord,
+    Health,
+    chip_state,
+    dimension_bars,
+    ledger,
+    roster,
+    run_health,
+)
+from arbiter.server.deps import app_store, templates
+from arbiter.server.pages_common import render
+from arbiter.server.waterfall import waterfall
+from arbiter.store import Store
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+StoreDep = Annotated[Store, Depends(app_store)]
+TemplatesDep = Annotated[Jinja2Templates, Depends(templates)]
+
+_MOMENTS = ("plan", "retrieve", "act", "compose", "deliver", "run")
+_MOMENT_NAMES: dict[str | None, str] = {
+    "plan": "Plan",
+    "retrieve": "Retrieve",
+    "act": "Act",
+    "compose": "Compose",
+    "deliver": "Deliver",
+    "run": "The run",
+    None: "Other checks",
+}
+
+
+class _ScorerFacts:
+    """The dimension and moment of scorers by name, looked up once per page."""
+
+    def __init__(self) -> None:
+        from arbiter.service.scoring import scorer_registry
+
+        self._registry = scorer_registry()
+        self._known: dict[str, tuple[str | None, str | None]] = {}
+
+    def about(self, name: str) -> tuple[str | None, str | None]:
+        """(dimension, moment) of a scorer; (None, None) when it is not registered."""
+        if name not in self._known:
+            try:
+                factory = self._registry.factory_of(name)
+            except (InputError, ValueError):
+                self._known[name] = (None, None)
+            else:
+                self._known[name] = (factory.dimension, factory.moment)
+        return self._known[name]
+
+    def dimension(self, name: str) -> str | None:
+        """The dimension a scorer measures; None when unknown."""
+        return self.about(name)[0]
+
+    def chip_groups(self, scores: Sequence[Score]) -> list[tuple[str, list[Score]]]:
+        """Scores grouped by the moment of a run they measure, in the run's order."""
+        groups: dict[str | None, list[Score]] = {}
+        for score in scores:
+            moment = self.about(score.name)[1]
+            groups.setdefault(moment if moment in _MOMENTS else None, []).append(score)
+        return [(_MOMENT_NAMES[m], groups[m]) for m in (*_MOMENTS, None) if m in groups]
+
+
+def _not_found(request: Request, tpl: Jinja2Templates, what: str) -> Response:
+    return render(
+        request,
+        tpl,
+        "agents_missing.html",
+        {"nav": "agents", "what": what},
+        status_code=404,
+    )
+
+
+@router.get("/agents")
+def agents_page(
+    request: Request,
+    store: StoreDep,
+    tpl: TemplatesDep,
+    kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    """The roster: one card per agent and per flow, worst health first."""
+    records = records_of.agent_records(store)
+    cards = roster(records)
+    shown = [
+        c
+        for c in cards
+        if (kind is None or c.kind == kind) and (not q or q.casefold() in c.name.casefold())
+    ]
+    counts = {h: sum(1 for c in cards if c.health == h) for h in ("healthy", "review", "danger")}
+    kpis = {
+        "agents": len(cards),
+        "evaluated": sum(1 for c in cards if c.health != "inactive"),
+        "healthy": counts["healthy"],
+        "attention": counts["review"] + counts["danger"],
+        "runs": len(records),
+        "gating_failures": sum(1 for r in records if r.passed is False),
+    }
+    return render(
+        request,
+        tpl,
+        "agents.html",
+        {
+            "nav": "agents",
+            "cards": shown,
+            "all_cards": cards,
+            "kpis": kpis,
+            "kind": kind,
+            "q": q or "",
+            "has_flows": any(c.kind == "flow" for c in cards),
+        },
+    )
+
+
+@router.get("/agents/{name:path}")
+def agent_page(
+    request: Request,
+    name: str,
+    store: StoreDep,
+    tpl: TemplatesDep,
+    kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
+    band: Annotated[Literal["healthy", "review", "danger", "inactive"] | None, Query()] = None,
+) -> Response:
+    """One agent: its card, per-dimension bars and its runs ledger."""
+    mine = [r for r in records_of.agent_records(store) if r.agent == name]
+    kinds = {r.kind for r in mine}
+    chosen = kind or ("agent" if "agent" in kinds else "flow")
+    mine = [r for r in mine if r.kind == chosen]
+    if not mine:
+        return _not_found(request, tpl, f"No scored runs of an agent named “{name}”.")
+    card = roster(mine)[0]
+    health: Health | None = band
+    rows = ledger(mine, health=health)
+    bars = dimension_bars(mine, _ScorerFacts().dimension)
+    return render(
+        request,
+        tpl,
+        "agent.html",
+        {
+            "nav": "agents",
+            "card": card,
+            "bars": bars,
+            "rows": rows[:200],
+            "n_rows": len(rows),
+            "band": band,
+            "kind": chosen,
+            "both_kinds": len(kinds) > 1,
+            "band_counts": {
+                h: sum(1 for r in mine if run_health(r) == h)
+                for h in ("healthy", "review", "danger", "inactive")
+            },
+        },
+    )
+
+
+def _facts(record: AgentRecord) -> dict[str, object]:
+    run = record.run
+    steps = len(run.nodes) if isinstance(run, FlowRun) else sum(1 for _ in run.walk())
+    tools = len(run.tool_calls) if isinstance(run, Trajectory) else None
+    tokens = run.totals().total_tokens if isinstance(run, Trajectory) else None
+    answer = run.output if isinstance(run, FlowRun) else run.final_answer
+    return {
+        "steps": steps,
+        "tools": tools,
+        "tokens": tokens,
+        "answer": answer,
+        "status": run.status,
+        "error": run.error,
+        "conversation": run.conversation_id if isinstance(run, Trajectory) else None,
+        "source_format": run.source.format if run.source else None,
+    }
+
+
+@router.get("/trajectories/{record_id:path}")
+def trajectory_page(
+    request: Request, record_id: str, store: StoreDep, tpl: TemplatesDep
+) -> Response:
+    """One run: its waterfall, its verdict chips, its answer and steps."""
+    found = records_of.record(store, record_id)
+    if found is None:
+        return _not_found(request, tpl, "No stored trajectory has this id.")
+    return render(
+        request,
+        tpl,
+        "trajectory.html",
+        {
+            "nav": "agents",
+            "r": found,
+            "health": run_health(found),
+            "fall": waterfall(found.run),
+            "groups": _ScorerFacts().chip_groups(found.scores),
+            "chip_state": chip_state,
+            "facts": _facts(found),
+        },
+    )
+
+
+@router.get("/compare/trajectories")
+def compare_trajectories_page(
+    request: Request,
+    store: StoreDep,
+    tpl: TemplatesDep,
+    a: Annotated[str | None, Query(max_length=2_000)] = None,
+    b: Annotated[str | None, Query(max_length=2_000)] = None,
+) -> Response:
+    """Two runs side by side: tool calls aligned and marked, verdicts that flipped."""
+    from arbiter.trajectories.diff import diff_calls, flipped_verdicts
+
+    left = records_of.record(store, a) if a else None
+    right = records_of.record(store, b) if b else None
+    missing = [side for side, r, given in (("A", left, a), ("B", right, b)) if given and r is None]
+    context: dict[str, object] = {"nav": "agents", "a_id": a or "", "b_id": b or ""}
+    if left is None or right is None:
+        context["missing"] = missing
+        return render(
+            request,
+            tpl,
+            "compare_trajectories.html",
+            context,
+            status_code=404 if missing else 200,
+        )
+    calls_a = left.run.tool_calls if isinstance(left.run, Trajectory) else []
+    calls_b = right.run.tool_calls if isinstance(right.run, Trajectory) else []
+    diff = diff_calls(calls_a, calls_b)
+    context.update(
+        a=left,
+        b=right,
+        diff=diff,
+        flips=flipped_verdicts(list(left.scores), list(right.scores)),
+        facts_a=_facts(left),
+        facts_b=_facts(right),
+        health_a=run_health(left),
+        health_b=run_health(right),
+        fall_a=waterfall(left.run),
+        fall_b=waterfall(right.run),
+        chip_state=chip_state,
+    )
+    return render(request, tpl, "compare_trajectories.html", context)
