@@ -6,9 +6,12 @@ in :mod:`arbiter.cli.signing`.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from arbiter.cli.app import app
+from arbiter.cli.common import echo_json, note, open_store
 
 __all__ = ["keys_app"]
 
@@ -18,3 +21,57 @@ keys_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def create(
+    name: Annotated[str, typer.Option("--name", help="What the key is for (shown in listings).")],
+    admin: Annotated[
+        bool, typer.Option("--admin", help="The key sees every record, not only its own.")
+    ] = False,
+) -> None:
+    """Make an API key of `arbiter serve`; the key is printed once, on stdout."""
+    from arbiter.errors import InputError
+    from arbiter.store.api_key_repository import create_api_key
+
+    if not name.strip() or len(name) > 200:
+        raise InputError("The '--name' option must be 1 to 200 characters. Got an empty name.")
+    store = open_store()
+    try:
+        info, key = create_api_key(store, name, admin=admin)
+    finally:
+        store.close()
+    kind = "admin key" if info.admin else "key"
+    note(f"created {kind} {info.id} ({name}); store it now, it is not shown again:")
+    typer.echo(key)
+
+
+@keys_app.command("list")
+def list_keys(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the keys as JSON.")] = False,
+) -> None:
+    """List the API keys (their ids, names and flags; never the keys)."""
+    from arbiter.store.api_key_repository import list_api_keys
+
+    store = open_store()
+    try:
+        keys = list_api_keys(store)
+    finally:
+        store.close()
+    if as_json:
+        echo_json(
+            [
+                {"id": k.id, "name": k.name, "admin": k.admin, "created_at": k.created_at}
+                for k in keys
+            ]
+        )
+        return
+    if not keys:
+        note("no API keys: `arbiter serve` is open and binds loopback only")
+        return
+    from arbiter import escape
+
+    for k in keys:
+        role = "admin" if k.admin else "key"
+        shown = escape.terminal(k.name, single_line=True)
+        typer.echo(f"{k.id}  {role:<5}  {k.created_at:%Y-%m-%d %H:%M:%S}  {shown}")

@@ -22,6 +22,7 @@ from arbiter.cli import calibrate as _calibrate  # noqa: F401  (registers comman
 from arbiter.cli import gate_bench as _gate_bench  # noqa: F401  (registers commands)
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
 from arbiter.cli import keys as _keys  # noqa: F401  (registers commands)
+from arbiter.cli import serve as _serve  # noqa: F401  (registers commands)
 
 # isort: on
 from arbiter.cli.app import app

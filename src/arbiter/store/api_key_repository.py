@@ -39,7 +39,9 @@ def _digest(key: str) -> str:
 
 
 def _info(row: ApiKeyRow) -> ApiKeyInfo:
-    return ApiKeyInfo(id=row.id, name=row.name, admin=row.admin, created_at=row.created_at)
+    created = row.created_at  # SQLite hands back naive datetimes; they were written in UTC
+    created = created if created.tzinfo is not None else created.replace(tzinfo=UTC)
+    return ApiKeyInfo(id=row.id, name=row.name, admin=row.admin, created_at=created)
 
 
 def create_api_key(store: Store, name: str, *, admin: bool = False) -> tuple[ApiKeyInfo, str]:
