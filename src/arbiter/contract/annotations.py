@@ -85,6 +85,8 @@ class Annotation(BaseModel):
     """The label arrived second-hand (propagated from another item), not given directly."""
     comment: str = Field(default="", max_length=10_000)
     """Free text the annotator wrote."""
+    owner: str | None = Field(default=None, max_length=200)
+    """Who the label belongs to: the API key id that made it; None from the command line."""
 
     @model_validator(mode="after")
     def _relative_labels_need_a_ruling(self) -> Annotation:
