@@ -11,7 +11,8 @@ to learn a shape:
 - :mod:`~arbiter.contract.report`: ``Report`` and its figures;
 - :mod:`~arbiter.contract.jury`: ``Case``, ``Critique``, ``Verdict``, jury runs;
 - :mod:`~arbiter.contract.online`: ``OnlineResult`` and what each layer reports;
-- :mod:`~arbiter.contract.trajectory`: ``Trajectory`` and its steps, ``FlowRun``.
+- :mod:`~arbiter.contract.trajectory`: ``Trajectory`` and its steps, ``FlowRun``;
+- :mod:`~arbiter.contract.trajectory_records`: ``StoredTrajectory``, a scored stored run.
 """
 
 from arbiter.contract.agents import AGENT_CLASS_KEY, AgentCase, AgentInput
@@ -86,6 +87,12 @@ from arbiter.contract.trajectory import (
     TrajectorySource,
     TrajectoryStatus,
 )
+from arbiter.contract.trajectory_records import (
+    UNNAMED_AGENT,
+    RunKind,
+    StoredTrajectory,
+    run_hash,
+)
 
 __all__ = [
     "AGENT_CLASS_KEY",
@@ -93,6 +100,7 @@ __all__ = [
     "DIMENSIONS",
     "ONLINE_SCHEMA_VERSION",
     "SCHEMA_VERSION",
+    "UNNAMED_AGENT",
     "AgentCase",
     "AgentIdentity",
     "AgentInput",
@@ -151,6 +159,7 @@ __all__ = [
     "RunConfig",
     "RunGate",
     "RunInfo",
+    "RunKind",
     "RunSegment",
     "RunStatus",
     "Score",
@@ -158,6 +167,7 @@ __all__ = [
     "ScorerSection",
     "ScorerSpec",
     "Step",
+    "StoredTrajectory",
     "ToolCall",
     "Totals",
     "Trajectory",
@@ -165,4 +175,5 @@ __all__ = [
     "TrajectoryStatus",
     "Usage",
     "Verdict",
+    "run_hash",
 ]

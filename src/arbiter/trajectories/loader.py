@@ -32,7 +32,7 @@ from arbiter.errors import InputError
 from arbiter.trajectories.mapping_schema import RecordMapping, load_mapping
 from arbiter.trajectories.tau_bench import TauBenchTrial
 
-__all__ = ["FORMATS", "ImportedRun", "detect_format", "load_runs"]
+__all__ = ["FORMATS", "ImportedRun", "detect_format", "format_of_record", "load_runs", "trial_run"]
 
 FORMATS = ("otlp", "openinference", "openai_messages", "tau_bench", "tau2_bench", "mapping")
 """The formats :func:`load_runs` reads (the values of ``--format``)."""
@@ -112,7 +112,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if file.suffix.lower() in _PROTOBUF_SUFFIXES:
         return "otlp"
     text = read_text(file, what="trajectory file")
-    told = _format_of(_first_record(text, str(file)))
+    told = format_of_record(_first_record(text, str(file)))
     if told is None:
         raise InputError(
             f"{file}: cannot tell the format of the file; name it with --format "
@@ -141,7 +141,9 @@ def _first_record(text: str, source: str) -> Any:
         return None
 
 
-def _format_of(record: Any) -> str | None:
+def format_of_record(record: Any) -> str | None:
+    """The format of one parsed record (a file's first, or a request body), as
+    :func:`detect_format` tells it; None when it looks like none of them."""
     if isinstance(record, list):
         if record and isinstance(record[0], dict) and _is_tau_bench(record[0]):
             return "tau_bench"
@@ -180,7 +182,7 @@ def _dicts(value: Any) -> Iterable[dict[str, Any]]:
 
 def _load_file(path: Path, format: str, mapping: RecordMapping | None) -> list[ImportedRun]:
     if format in ("tau_bench", "tau2_bench"):
-        return [_trial_run(trial, format) for trial in _trials(path, format)]
+        return [trial_run(trial, format) for trial in _trials(path, format)]
     if format == "otlp":
         from arbiter.trajectories.otlp import load_otlp
 
@@ -211,7 +213,9 @@ def _trials(path: Path, format: str) -> list[TauBenchTrial]:
     return load_tau2_bench(path)
 
 
-def _trial_run(trial: TauBenchTrial, format: str) -> ImportedRun:
+def trial_run(trial: TauBenchTrial, format: str) -> ImportedRun:
+    """A benchmark trial as a run: its reward imported as a score, its gold actions as
+    the ``expected_tool_calls`` assertion."""
     assertions: dict[str, JsonValue] = {}
     if trial.expected_actions:
         assertions["expected_tool_calls"] = list(trial.expected_actions)

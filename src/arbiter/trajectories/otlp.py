@@ -40,7 +40,7 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from arbiter.contract import Trajectory
 from arbiter.contract.trajectory import MAX_STEPS
@@ -74,6 +74,8 @@ __all__ = [
     "JSON_FORMAT",
     "MAX_AGENT_DEPTH",
     "PROTOBUF_FORMAT",
+    "body_format",
+    "decode_otlp_body",
     "import_otlp",
     "load_otlp",
     "looks_like_genai",
@@ -131,11 +133,40 @@ def import_otlp(
         InputError: An unsupported type or encoding, or a body that is not a valid export
             request (``request body: why``).
     """
+    spans, logs = decode_otlp_body(body, content_type, content_encoding=content_encoding)
+    return trajectories_from_spans(spans, logs, source_format=body_format(content_type))
+
+
+def body_format(content_type: str) -> str:
+    """The ``source.format`` of runs imported from a body of this ``Content-Type``."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return PROTOBUF_FORMAT if media in _PROTOBUF_TYPES else JSON_FORMAT
+
+
+def decode_otlp_body(
+    body: bytes,
+    content_type: str,
+    *,
+    content_encoding: str | None = None,
+    kind: Literal["traces", "logs"] = "traces",
+) -> tuple[list[Span], list[LogRecord]]:
+    """The spans and log records of one OTLP/HTTP request body, as the exporters send it.
+
+    Args:
+        body: The body of a ``POST /v1/traces`` (``kind="traces"``) or ``POST /v1/logs``
+            (``kind="logs"``) request.
+        content_type: ``application/x-protobuf`` or ``application/json``.
+        content_encoding: ``gzip``, ``identity`` or None.
+        kind: Which export request a protobuf body holds (a JSON body says itself).
+
+    Raises:
+        InputError: An unsupported type or encoding, or a body that is not a valid export
+            request (``request body: why``).
+    """
     media = content_type.split(";", 1)[0].strip().lower()
     body = _decompressed(body, content_encoding)
     if media in _PROTOBUF_TYPES:
-        spans, logs = decode_otlp_protobuf(body, where=_BODY)
-        return trajectories_from_spans(spans, logs, source_format=PROTOBUF_FORMAT)
+        return decode_otlp_protobuf(body, where=_BODY, kind=kind)
     if media != "application/json":
         raise InputError(
             f"{_BODY}: unsupported content type {content_type[:80]!r}; "
@@ -145,8 +176,7 @@ def import_otlp(
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{_BODY}: byte {exc.start} is not valid UTF-8") from None
-    spans, logs = decode_otlp_json(parse_json(text, source=_BODY), where=_BODY)
-    return trajectories_from_spans(spans, logs, source_format=JSON_FORMAT)
+    return decode_otlp_json(parse_json(text, source=_BODY), where=_BODY)
 
 
 def trajectories_from_spans(

@@ -1,0 +1,337 @@
+"""Agent runs kept by the server: import a submitted record, score it online, store it.
+
+Whatever the way in (``POST /v1/trajectories``, ``POST /v1/traces``, ``arbiter demo``),
+a run is scored by the deterministic trajectory scorers through the online pipeline of
+:func:`~arbiter.service.online_agents.agent_pipeline` (built once:
+:func:`agent_run_scoring`), given its verdict, and stored with its whole score set as a
+:class:`~arbiter.contract.StoredTrajectory`::
+
+    scoring = agent_run_scoring()
+    runs = import_record(record, format=None)       # any importer's format, told apart
+    stored = await score_and_store(store, runs, scoring=scoring, owner=None)
+
+A run's verdict is the one predicate every pass rate is built on
+(:func:`~arbiter.trajectories.verdict.turn_failed`): it fails when a rule (a
+deterministic scorer, or a benchmark's imported reward) failed it or put it in the
+danger band; it passes when some scorer passed it and none convicted; it is not
+evaluated (``passed=None``) when every scorer abstained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import JsonValue
+
+from arbiter.contract import (
+    UNNAMED_AGENT,
+    Band,
+    FlowRun,
+    LlmCall,
+    OnlineResult,
+    ScorerSpec,
+    StoredTrajectory,
+    Trajectory,
+    run_hash,
+)
+from arbiter.errors import InputError
+from arbiter.online.pipeline import OnlinePipeline
+from arbiter.online.scorers_layer import ScoredRun
+from arbiter.scoring.registry import ScorerRegistry
+from arbiter.service.online_agents import agent_pipeline, score_trajectory, trajectory_scorers
+from arbiter.store import Store
+from arbiter.store.trajectory_repository import save_trajectories
+from arbiter.telemetry import Telemetry
+from arbiter.trajectories.loader import FORMATS, ImportedRun, format_of_record
+from arbiter.trajectories.verdict import turn_failed
+from arbiter.validation import validate_document
+
+__all__ = [
+    "SUBMIT_FORMATS",
+    "AgentRunScoring",
+    "agent_run_scoring",
+    "import_record",
+    "run_id_for",
+    "run_of",
+    "score_and_store",
+    "score_run",
+    "stored_record",
+]
+
+SUBMIT_FORMATS = ("trajectory", "flow", *FORMATS)
+"""What a submitted record may be: the contract's own ``Trajectory`` or ``FlowRun``, or a
+record of an importer's format (``mapping`` with a shipped mapping only)."""
+
+_BODY = "request body"
+
+
+@dataclass
+class AgentRunScoring:
+    """The online pipeline that scores agent runs, and what its scorers are."""
+
+    pipeline: OnlinePipeline
+    """The pipeline (its free layer runs every deterministic trajectory scorer)."""
+    specs: dict[str, ScorerSpec] = field(default_factory=dict)
+    """Each scorer's spec by the name its scores carry."""
+
+    @property
+    def rules(self) -> frozenset[str]:
+        """The scorers whose failure convicts a run (all of them are deterministic)."""
+        return frozenset(self.specs)
+
+
+def agent_run_scoring(
+    *, registry: ScorerRegistry | None = None, telemetry: Telemetry | None = None
+) -> AgentRunScoring:
+    """Build the scoring of agent runs once (a process or an app keeps it).
+
+    Args:
+        registry: Where the trajectory scorers are looked up; None: the default one.
+        telemetry: When enabled, every run's verdicts are also emitted as
+            ``gen_ai.evaluation.result`` events linked to the trace they grade.
+    """
+    selection = trajectory_scorers(registry)
+    pipeline = agent_pipeline(scorers=selection, telemetry=telemetry)
+    return AgentRunScoring(
+        pipeline=pipeline, specs={s.spec.label: s.spec for s in selection.scorers}
+    )
+
+
+def import_record(
+    record: JsonValue, *, format: str | None = None, mapping: str | None = None
+) -> list[ImportedRun]:
+    """The runs of one submitted record (a request body's).
+
+    Args:
+        record: The parsed record: a ``Trajectory`` or ``FlowRun`` document, or a record
+            of an importer's format (an OpenAI conversation, a τ-bench result or a list
+            of them, a τ²-bench results document, an OTLP / OpenInference export
+            request, a platform record).
+        format: One of :data:`SUBMIT_FORMATS`; None: told from the record
+            (:func:`~arbiter.trajectories.loader.format_of_record`, else a trajectory).
+        mapping: The shipped mapping of the ``mapping`` format (e.g. ``uderia_turn``).
+
+    Raises:
+        InputError: An unknown format, a mapping that is not shipped, or a record that is
+            not what its format says (``request body: why``).
+    """
+    if format is not None and format not in SUBMIT_FORMATS:
+        listed = ", ".join(SUBMIT_FORMATS)
+        raise InputError(f"format {format!r}: unknown format; expected one of {listed}")
+    chosen = format or ("mapping" if mapping is not None else None)
+    chosen = chosen or format_of_record(record) or ("flow" if _looks_like_flow(record) else None)
+    if chosen is None:
+        if not (isinstance(record, dict) and record.keys() & Trajectory.model_fields.keys()):
+            listed = ", ".join(SUBMIT_FORMATS)
+            raise InputError(
+                f"{_BODY}: cannot tell the record's format; name it with 'format' "
+                f"(one of {listed})"
+            )
+        chosen = "trajectory"
+    if chosen == "trajectory":
+        return [run_of(validate_document(Trajectory, record, where=_BODY))]
+    if chosen == "flow":
+        return [run_of(validate_document(FlowRun, record, where=_BODY))]
+    return _imported(record, chosen, mapping)
+
+
+def _looks_like_flow(record: JsonValue) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("nodes"), list)
+
+
+def run_of(subject: Trajectory | FlowRun, format: str | None = None) -> ImportedRun:
+    """A run given in the contract's own shape, as an imported run."""
+    trajectory = subject if isinstance(subject, Trajectory) else None
+    flow = subject if isinstance(subject, FlowRun) else None
+    kind = format or ("trajectory" if trajectory is not None else "flow")
+    return ImportedRun(trajectory, flow, subject.id or _BODY, 0, source_format=kind)
+
+
+def _imported(record: JsonValue, format: str, mapping: str | None) -> list[ImportedRun]:
+    text = json.dumps(record, ensure_ascii=False)
+    if format in ("tau_bench", "tau2_bench"):
+        from arbiter.trajectories.loader import trial_run
+
+        if format == "tau_bench":
+            from arbiter.trajectories.tau_bench import parse_tau_bench
+
+            trials = parse_tau_bench(text, source=_BODY)
+        else:
+            from arbiter.trajectories.tau2_bench import parse_tau2_bench
+
+            trials = parse_tau2_bench(text, source=_BODY)
+        return [trial_run(trial, format) for trial in trials]
+    trajectories: list[Trajectory]
+    if format == "openai_messages":
+        from arbiter.trajectories.openai_messages import conversation_to_trajectory
+
+        trajectories = [conversation_to_trajectory(record, source=_BODY, line=1)]
+    elif format in ("otlp", "openinference"):
+        from arbiter.trajectories.openinference import trajectories_from_openinference
+        from arbiter.trajectories.otlp import JSON_FORMAT, trajectories_from_spans
+        from arbiter.trajectories.spans import decode_otlp_json
+
+        spans, logs = decode_otlp_json(record, where=_BODY)
+        if format == "otlp":
+            trajectories = trajectories_from_spans(spans, logs, source_format=JSON_FORMAT)
+        else:
+            trajectories = trajectories_from_openinference(spans)
+    else:
+        trajectories = [_mapped(record, mapping)]
+    return [run_of(t, format) for t in trajectories]
+
+
+def _mapped(record: JsonValue, mapping: str | None) -> Trajectory:
+    from arbiter.trajectories.mapping import map_record
+    from arbiter.trajectories.mapping_schema import BUILTIN_MAPPINGS, load_mapping
+
+    # Only a shipped mapping: a request must not name a file of the server's.
+    if mapping not in BUILTIN_MAPPINGS:
+        shipped = ", ".join(BUILTIN_MAPPINGS)
+        raise InputError(f"the mapping format needs a shipped mapping ({shipped}), got {mapping!r}")
+    return map_record(record, load_mapping(mapping), where=_BODY)
+
+
+def run_id_for(run: Trajectory | FlowRun, *, owner: str | None = None) -> str:
+    """The stored id of a run: one per trace and root span for a traced run (so a trace
+    exported again replaces its runs), else a new random one."""
+    source = run.source
+    if source is not None and source.trace_id and (source.span_ids or run.id):
+        root = source.span_ids[0] if source.span_ids else run.id
+        key = f"{owner or ''}\x00{source.trace_id}\x00{root}"
+        return "tr-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+    return "tr-" + uuid.uuid4().hex[:24]
+
+
+async def score_and_store(
+    store: Store,
+    runs: Sequence[ImportedRun],
+    *,
+    scoring: AgentRunScoring,
+    owner: str | None = None,
+    assertions: Mapping[str, JsonValue] | None = None,
+    input: Mapping[str, Any] | None = None,
+    superseded: Sequence[str] = (),
+) -> list[StoredTrajectory]:
+    """Score each run online and store them all in one transaction.
+
+    Args:
+        store: The store.
+        runs: The imported runs.
+        scoring: Built once with :func:`agent_run_scoring`.
+        owner: The key that submitted them (their owner); None: nobody.
+        assertions: The case's assertions every run is scored against, over what the
+            import carried (τ-bench's gold actions) and the default thresholds.
+        input: The query, for the scorers that read it.
+        superseded: Ids of stored runs these replace (an earlier import of one trace).
+
+    Raises:
+        StoreUnavailable: The database refused the write.
+    """
+    records = [
+        await score_run(run, scoring=scoring, owner=owner, assertions=assertions, input=input)
+        for run in runs
+    ]
+    save_trajectories(store, records, owner=owner, superseded=superseded)
+    return records
+
+
+async def score_run(
+    run: ImportedRun,
+    *,
+    scoring: AgentRunScoring,
+    owner: str | None = None,
+    assertions: Mapping[str, JsonValue] | None = None,
+    input: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+) -> StoredTrajectory:
+    """One run scored online, as it would be stored (nothing is written)."""
+    subject = run.trajectory or run.flow
+    if subject is None:  # an ImportedRun always carries one of the two
+        raise InputError(f"{_BODY}: the run holds neither a trajectory nor a flow")
+    merged = {**run.assertions, **(assertions or {})}
+    result = await score_trajectory(
+        subject, pipeline=scoring.pipeline, input=input, assertions=merged or None
+    )
+    return stored_record(
+        run, result, scoring=scoring, run_id=run_id or run_id_for(subject, owner=owner)
+    )
+
+
+def stored_record(
+    run: ImportedRun,
+    result: OnlineResult,
+    *,
+    scoring: AgentRunScoring,
+    run_id: str,
+    now: datetime | None = None,
+) -> StoredTrajectory:
+    """The stored shape of a run and its online result: scores, verdict, band, totals."""
+    subject = run.trajectory or run.flow
+    assert subject is not None
+    scored = result.payload("scorers", ScoredRun)
+    found = scored.scores if scored is not None else []
+    scores = [*run.scores, *found]
+    verdict = turn_failed(scores, rule_scorers=scoring.rules | {s.name for s in run.scores})
+    decided = any(s.passed is not None and s.error is None for s in scores)
+    passed = (not verdict.failed) if decided else None
+    band: Band | None = None
+    if passed is not None:
+        reviewed = any(s.band == "review" for s in scores)
+        band = "danger" if verdict.failed else "review" if reviewed else "healthy"
+    cost, duration, tokens = _totals(subject)
+    notes = [*(scored.cut if scored is not None else []), *result.errors]
+    return StoredTrajectory(
+        id=run_id,
+        created_at=now or datetime.now(UTC),
+        kind="flow" if isinstance(subject, FlowRun) else "trajectory",
+        agent=subject.agent.name or UNNAMED_AGENT,
+        agent_class=subject.agent.agent_class,
+        agent_version=subject.agent.version,
+        conversation_id=subject.conversation_id if isinstance(subject, Trajectory) else None,
+        source_format=_source_format(run, subject),
+        trace_id=subject.source.trace_id if subject.source is not None else None,
+        trajectory_hash=run_hash(subject),
+        status=subject.status,
+        passed=passed,
+        band=band,
+        convicted_by=verdict.convicted_by,
+        scores=scores,
+        not_applicable=scored.not_applicable if scored is not None else [],
+        scorers=[scoring.specs[s.name] for s in found if s.name in scoring.specs],
+        notes=notes,
+        cost_usd=cost,
+        duration_ms=duration,
+        total_tokens=tokens,
+        trajectory=subject if isinstance(subject, Trajectory) else None,
+        flow=subject if isinstance(subject, FlowRun) else None,
+    )
+
+
+def _source_format(run: ImportedRun, subject: Trajectory | FlowRun) -> str:
+    if subject.source is not None and subject.source.format:
+        return subject.source.format
+    return run.source_format or ("flow" if isinstance(subject, FlowRun) else "trajectory")
+
+
+def _totals(subject: Trajectory | FlowRun) -> tuple[float | None, float | None, int | None]:
+    """Cost, wall-clock duration and tokens of a run, each None when it reports none."""
+    try:
+        duration = subject.duration
+    except TypeError:  # zoned and zoneless step times cannot be ordered
+        duration = None
+    if isinstance(subject, FlowRun):
+        tokens = [n.tokens for n in subject.nodes if n.tokens is not None]
+        return subject.cost_usd, duration, sum(tokens) if tokens else None
+    calls = [step for step in subject.walk() if isinstance(step, LlmCall)]
+    reported = [c for c in calls if c.input_tokens is not None or c.output_tokens is not None]
+    tokens_total = sum((c.input_tokens or 0) + (c.output_tokens or 0) for c in reported)
+    costs = [c.cost_usd for c in calls if c.cost_usd is not None]
+    return (math.fsum(costs) if costs else None), duration, (tokens_total if reported else None)

@@ -1,0 +1,317 @@
+"""Writing and reading stored agent runs through a :class:`~arbiter.store.Store`.
+
+A run is saved with its score set in one transaction (:func:`save_trajectories`);
+saving a run under an id that exists replaces it, so a trace whose spans arrive in
+several exports is re-scored as it grows without being counted twice. Every read takes
+a ``viewer``: an owner id sees the runs it owns (see
+:mod:`~arbiter.store.ownership_repository`), None sees all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import ColumnElement, case, delete, func, insert, select
+from sqlalchemy.orm import Session
+
+from arbiter.contract import StoredTrajectory
+from arbiter.errors import StoreError
+from arbiter.store.ownership_repository import owned_ids, set_owners
+from arbiter.store.repository import Store
+from arbiter.store.trajectory_models import TrajectoryRow, TrajectoryScoreRow
+from arbiter.validation import describe_validation_error
+
+__all__ = [
+    "KIND",
+    "AgentTotals",
+    "ScoreTally",
+    "agent_totals",
+    "get_trajectory",
+    "list_trajectories",
+    "recent_outcomes",
+    "save_trajectories",
+    "score_tallies",
+]
+
+KIND = "trajectory"
+"""The ownership kind of a stored run."""
+
+
+@dataclass(frozen=True)
+class AgentTotals:
+    """How many runs of one agent (of one kind) are stored, and how they fared."""
+
+    agent: str
+    """The agent's name."""
+    kind: str
+    """``trajectory`` or ``flow``."""
+    runs: int
+    """Runs stored."""
+    passed: int
+    """Runs whose verdict passed."""
+    failed: int
+    """Runs whose verdict failed (the rest were not evaluated)."""
+    first_at: datetime
+    """When the first was stored."""
+    last_at: datetime
+    """When the latest was stored."""
+
+
+@dataclass(frozen=True)
+class ScoreTally:
+    """How often one scorer gave one outcome over an agent's runs."""
+
+    name: str
+    """The scorer."""
+    passed: bool | None
+    """The outcome: pass, fail, or None (abstained or errored)."""
+    band: str | None
+    """The band, for banded scorers."""
+    errored: bool
+    """Whether the scorer raised."""
+    count: int
+    """How many runs got it."""
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands back naive datetimes for timezone-aware columns; they were written in UTC.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _visible(viewer: str | None) -> ColumnElement[bool] | None:
+    return None if viewer is None else TrajectoryRow.id.in_(owned_ids(KIND, viewer))
+
+
+def _kind(kind: str | None) -> ColumnElement[bool] | None:
+    return None if kind is None else TrajectoryRow.kind == kind
+
+
+def _only(*conditions: ColumnElement[bool] | None) -> list[ColumnElement[bool]]:
+    return [condition for condition in conditions if condition is not None]
+
+
+def save_trajectories(
+    store: Store,
+    records: Sequence[StoredTrajectory],
+    *,
+    owner: str | None = None,
+    superseded: Collection[str] = (),
+) -> None:
+    """Store runs with their score sets in one transaction, replacing any of the same id.
+
+    Args:
+        store: The store.
+        records: The scored runs.
+        owner: The key that made them (recorded as their owner); None: nobody owns them.
+        superseded: Ids of earlier runs these replace (removed in the same transaction).
+
+    Raises:
+        StoreUnavailable: The database refused the write.
+    """
+    replaced = {record.id for record in records} | set(superseded)
+    with store.guard("store agent runs"), store.session() as session, session.begin():
+        if replaced:
+            _delete(session, replaced)
+        for record in records:
+            # Through JSON text, so that NaN and infinities become null (PostgreSQL's
+            # JSON rejects NaN).
+            document = json.loads(record.model_dump_json())
+            row = TrajectoryRow(
+                id=record.id,
+                created_at=record.created_at,
+                kind=record.kind,
+                agent=record.agent,
+                agent_class=record.agent_class,
+                source_format=record.source_format,
+                trace_id=record.trace_id,
+                trajectory_hash=record.trajectory_hash,
+                status=record.status,
+                passed=record.passed,
+                band=record.band,
+                cost_usd=record.cost_usd,
+                duration_ms=record.duration_ms,
+                record=document,
+            )
+            session.add(row)
+            session.flush()
+            scores = [
+                {
+                    "trajectory_seq": row.seq,
+                    "agent": record.agent,
+                    "name": score.name,
+                    "passed": score.passed if score.error is None else None,
+                    "band": score.band,
+                    "errored": score.error is not None,
+                    "value": score.value if _finite(score.value) else None,
+                }
+                for score in record.scores
+            ]
+            if scores:
+                session.execute(insert(TrajectoryScoreRow), scores)
+    if owner is not None and records:
+        set_owners(store, KIND, [record.id for record in records], owner)
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _delete(session: Session, ids: Collection[str]) -> None:
+    seqs = select(TrajectoryRow.seq).where(TrajectoryRow.id.in_(ids))
+    session.execute(delete(TrajectoryScoreRow).where(TrajectoryScoreRow.trajectory_seq.in_(seqs)))
+    session.execute(delete(TrajectoryRow).where(TrajectoryRow.id.in_(ids)))
+
+
+def _record(document: dict[str, Any], run_id: str) -> StoredTrajectory:
+    try:
+        return StoredTrajectory.model_validate(document)
+    except ValidationError as exc:
+        reason = describe_validation_error(exc, StoredTrajectory)
+        raise StoreError(f"stored agent run {run_id} is invalid: {reason}") from None
+
+
+def get_trajectory(
+    store: Store, run_id: str, *, viewer: str | None = None
+) -> StoredTrajectory | None:
+    """The stored run of id ``run_id``, or None when there is none ``viewer`` may see.
+
+    Raises:
+        StoreError: The stored run no longer validates.
+    """
+    query = select(TrajectoryRow.record).where(TrajectoryRow.id == run_id, *_only(_visible(viewer)))
+    with store.guard("read an agent run"), store.session() as session:
+        document = session.scalar(query)
+    return None if document is None else _record(document, run_id)
+
+
+def list_trajectories(
+    store: Store,
+    *,
+    agent: str | None = None,
+    kind: str | None = None,
+    band: str | None = None,
+    viewer: str | None = None,
+    offset: int = 0,
+    limit: int = 50,
+) -> tuple[list[StoredTrajectory], int]:
+    """Stored runs, newest first, and how many match in all.
+
+    Args:
+        store: The store.
+        agent: Only this agent's runs.
+        kind: Only runs of this kind (``trajectory`` or ``flow``).
+        band: Only runs in this band (``healthy``, ``review``, ``danger``), or
+            ``none`` for those not evaluated.
+        viewer: Whose runs may be seen; None: all.
+        offset: Runs to skip.
+        limit: Most runs returned.
+    """
+    conditions = _only(
+        _visible(viewer),
+        None if agent is None else TrajectoryRow.agent == agent,
+        _kind(kind),
+    )
+    if band == "none":
+        conditions.append(TrajectoryRow.band.is_(None))
+    elif band is not None:
+        conditions.append(TrajectoryRow.band == band)
+    page = (
+        select(TrajectoryRow.id, TrajectoryRow.record)
+        .where(*conditions)
+        .order_by(TrajectoryRow.seq.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    count = select(func.count()).select_from(TrajectoryRow).where(*conditions)
+    with store.guard("list agent runs"), store.session() as session:
+        rows = session.execute(page).all()
+        total = int(session.scalar(count) or 0)
+    return [_record(document, run_id) for run_id, document in rows], total
+
+
+def agent_totals(store: Store, *, viewer: str | None = None) -> list[AgentTotals]:
+    """Per agent and kind, its runs and how they fared, in name order."""
+    query = (
+        select(
+            TrajectoryRow.agent,
+            TrajectoryRow.kind,
+            func.count(),
+            func.sum(case((TrajectoryRow.passed.is_(True), 1), else_=0)),
+            func.sum(case((TrajectoryRow.passed.is_(False), 1), else_=0)),
+            func.min(TrajectoryRow.created_at),
+            func.max(TrajectoryRow.created_at),
+        )
+        .where(*_only(_visible(viewer)))
+        .group_by(TrajectoryRow.agent, TrajectoryRow.kind)
+        .order_by(TrajectoryRow.agent, TrajectoryRow.kind)
+    )
+    with store.guard("count agent runs"), store.session() as session:
+        rows = session.execute(query).all()
+    return [
+        AgentTotals(
+            agent=agent,
+            kind=kind,
+            runs=int(runs),
+            passed=int(passed or 0),
+            failed=int(failed or 0),
+            first_at=_aware(first),
+            last_at=_aware(last),
+        )
+        for agent, kind, runs, passed, failed, first, last in rows
+    ]
+
+
+def recent_outcomes(
+    store: Store,
+    agent: str,
+    *,
+    kind: str | None = None,
+    viewer: str | None = None,
+    limit: int = 60,
+) -> list[tuple[bool | None, datetime]]:
+    """The verdicts of an agent's latest runs and when they were stored, newest first."""
+    query = (
+        select(TrajectoryRow.passed, TrajectoryRow.created_at)
+        .where(TrajectoryRow.agent == agent, *_only(_visible(viewer), _kind(kind)))
+        .order_by(TrajectoryRow.seq.desc())
+        .limit(limit)
+    )
+    with store.guard("read an agent's runs"), store.session() as session:
+        rows = session.execute(query).all()
+    return [(passed, _aware(at)) for passed, at in rows]
+
+
+def score_tallies(
+    store: Store, agent: str, *, kind: str | None = None, viewer: str | None = None
+) -> list[ScoreTally]:
+    """Per scorer and outcome, how many of an agent's runs got it."""
+    query = (
+        select(
+            TrajectoryScoreRow.name,
+            TrajectoryScoreRow.passed,
+            TrajectoryScoreRow.band,
+            TrajectoryScoreRow.errored,
+            func.count(),
+        )
+        .join(TrajectoryRow, TrajectoryRow.seq == TrajectoryScoreRow.trajectory_seq)
+        .where(TrajectoryScoreRow.agent == agent, *_only(_visible(viewer), _kind(kind)))
+        .group_by(
+            TrajectoryScoreRow.name,
+            TrajectoryScoreRow.passed,
+            TrajectoryScoreRow.band,
+            TrajectoryScoreRow.errored,
+        )
+        .order_by(TrajectoryScoreRow.name)
+    )
+    with store.guard("count an agent's scores"), store.session() as session:
+        rows = session.execute(query).all()
+    return [
+        ScoreTally(name=name, passed=passed, band=band, errored=bool(errored), count=int(count))
+        for name, passed, band, errored, count in rows
+    ]
