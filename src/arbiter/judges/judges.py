@@ -6,8 +6,11 @@ configuration (``judges``: ``"provider:model"`` strings or mappings, see
 dimension needs and abstains when that is absent; its prompt is a versioned file in
 ``prompts/`` (``NAME.md`` for people, ``NAME.txt`` the exact text the model gets).
 
-Judges are non-gating by default: a judge is only worth its agreement with humans,
-so making one gate is an explicit act of the run (``--gate-on NAME``), never automatic.
+Judges are non-gating by default: a judge is only worth its agreement with humans
+(``arbiter calibrate``), so making one gate is an explicit act of configuration, never
+automatic: the argument ``gate`` (``--scorer groundedness:gate=true``, ``args = {gate =
+true}`` or ``gate = true`` in an eval file) or ``--gate-on NAME``. The choice is recorded
+once, as the spec's ``gating``.
 
 On the ``mock`` provider (the default panel) every member votes ``unknown``: the mock
 does not read, so the judges abstain offline rather than pretend.
@@ -261,6 +264,7 @@ def groundedness(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """Every claim of the answer is supported by the chunks retrieved (RAG runs only).
@@ -271,6 +275,8 @@ def groundedness(
         judges: The panel's models: ``"provider:model"`` or mappings of
             :class:`~arbiter.judges.panel.JudgeConfig` fields; None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["groundedness"], judges, max_members, context)
 
@@ -282,6 +288,7 @@ def answer_groundedness(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """Every claim and figure of the answer is supported by what the tools returned.
@@ -292,6 +299,8 @@ def answer_groundedness(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["answer_groundedness"], judges, max_members, context)
 
@@ -303,6 +312,7 @@ def scope_faithfulness(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """The answer's subject matter is within the declared trusted scope (domain only).
@@ -315,6 +325,8 @@ def scope_faithfulness(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["scope_faithfulness"], judges, max_members, context)
 
@@ -324,6 +336,7 @@ def instruction_following(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """The answer does what the question or instruction asks, within its constraints.
@@ -333,6 +346,8 @@ def instruction_following(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["instruction_following"], judges, max_members, context)
 
@@ -342,6 +357,7 @@ def answer_correctness(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """The answer says what the reference answer says (other wording is fine).
@@ -352,6 +368,8 @@ def answer_correctness(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["answer_correctness"], judges, max_members, context)
 
@@ -361,6 +379,7 @@ def content_safety(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """The answer holds no abuse, harm-enabling instructions or identification of people.
@@ -370,6 +389,8 @@ def content_safety(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["content_safety"], judges, max_members, context)
 
@@ -381,6 +402,7 @@ def tool_arg_optimality(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """The tool calls' arguments are the ones the question called for, none wasteful.
@@ -390,6 +412,8 @@ def tool_arg_optimality(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["tool_arg_optimality"], judges, max_members, context)
 
@@ -399,6 +423,7 @@ def plan_quality(
     *,
     judges: list[JudgeOption] | None = None,
     max_members: int = 3,
+    gate: bool = False,
     context: ScoringContext | None = None,
 ) -> ScoreFunction:
     """The plan (``metadata["plan"]``, else the run's step outline) fits the question.
@@ -408,5 +433,7 @@ def plan_quality(
     Args:
         judges: The panel's models (see ``groundedness``); None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
+        gate: Whether its verdict decides pass / fail; False until the judge is
+            calibrated (setting it is the explicit act of promotion).
     """
     return _build(JUDGES["plan_quality"], judges, max_members, context)

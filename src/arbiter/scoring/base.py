@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTEXT",
+    "GATE",
     "BuiltScorer",
     "Reference",
     "ScoreFunction",
@@ -76,8 +77,14 @@ def has_reference(example: Example, reference: Reference) -> bool:
 
 
 CONTEXT = "context"
-"""The one reserved argument name: a factory that declares it is given the
+"""A reserved argument name: a factory that declares it is given the
 :class:`ScoringContext` it is built in; it is never part of the spec."""
+
+GATE = "gate"
+"""A reserved argument name: a factory that declares ``gate: bool`` lets a run make its
+scorers gate or not by argument (``--scorer NAME:gate=true``, ``args = {gate = true}``).
+Its value is recorded once, as the spec's ``gating``, never in ``args``; its default is
+the factory's default gating."""
 
 
 @dataclass(eq=False)
@@ -266,6 +273,12 @@ class ScorerFactory:
         gating: bool = True,
     ) -> None:
         _check_signature(factory, name)
+        gate = inspect.signature(factory).parameters.get(GATE)
+        if gate is not None and gate.default is not gating:
+            raise TypeError(
+                f"the factory of scorer {name!r}: {GATE!r} must default to the scorer's "
+                f"gating ({gating}); it defaults to {gate.default!r}"
+            )
         self.factory = factory
         self.name = name
         self.kind: ScorerKind = kind
@@ -309,6 +322,7 @@ class ScorerFactory:
         try:
             checked = self._check(arguments)
             given = dict(checked)
+            gating = bool(checked.pop(GATE)) if GATE in parameters else self.gating
             if CONTEXT in parameters:
                 context = given[CONTEXT] = context or ScoringContext()
             else:
@@ -328,7 +342,7 @@ class ScorerFactory:
             args=_jsonable(checked, self.name),
             version=self.version,
             kind=self.kind,
-            gating=self.gating,
+            gating=gating,
         )
         return BuiltScorer(spec, function, inspect.iscoroutinefunction(function), context)
 
@@ -401,7 +415,8 @@ def scorer(
         applies_to: The agent classes it measures; empty: every class but ``flow``.
         moment: When in an agent's run the thing it measures happens.
         gating: Whether its scorers take part in pass / fail by default (a run can
-            still make any scorer gate or not).
+            still make any scorer gate or not). A factory that declares the reserved
+            argument :data:`GATE` defaults it to this value.
 
     Returns:
         A decorator; the decorated factory takes keyword arguments only.
