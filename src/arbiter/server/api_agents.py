@@ -1,0 +1,308 @@
+"""REST: agents (the roster, one agent, its runs ledger), trajectories, and OTLP ingest.
+
+Thin routes: :mod:`arbiter.service.trajectories` imports and scores a submitted run,
+:mod:`arbiter.service.trace_ingest` pairs an exporter's spans and log records,
+:mod:`arbiter.service.agent_roster` computes the figures. ``POST /v1/traces`` and
+``POST /v1/logs`` read the bodies the OpenTelemetry OTLP/HTTP exporters send (protobuf
+or JSON, gzip or not) and answer as an OTLP receiver does (an empty export response in
+the request's encoding), so ``OTEL_EXPORTER_OTLP_ENDPOINT=http://host:8080`` is all an
+instrumented app needs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from arbiter.contract import FlowRun, RunKind, StoredTrajectory, Trajectory
+from arbiter.server.auth import Principal, principal
+from arbiter.server.deps import app_store
+from arbiter.server.errors import ApiError, error_responses
+from arbiter.server.pagination import Page, PageParams, page_params
+from arbiter.server.responses import ApiJSONResponse
+from arbiter.service.agent_roster import (
+    AgentDetail,
+    AgentSummary,
+    LedgerRow,
+    agent_detail,
+    agent_ledger,
+    agent_roster,
+    ledger_row,
+)
+from arbiter.service.trace_ingest import TraceIngest, is_otlp_media_type
+from arbiter.service.trajectories import (
+    AgentRunScoring,
+    agent_run_scoring,
+    import_record,
+    run_of,
+    score_and_store,
+)
+from arbiter.store import Store
+from arbiter.store.trajectory_repository import get_trajectory, list_trajectories
+
+__all__ = ["TrajectoriesOut", "TrajectorySubmission", "router"]
+
+router = APIRouter(prefix="/v1", default_response_class=ApiJSONResponse)
+
+StoreDep = Annotated[Store, Depends(app_store)]
+Who = Annotated[Principal, Depends(principal)]
+Paging = Annotated[PageParams, Depends(page_params)]
+AgentName = Annotated[str, Path(min_length=1, max_length=1000, description="The agent's name.")]
+KindFilter = Annotated[
+    RunKind | None, Query(description="Only runs of this kind: trajectory or flow.")
+]
+BandFilter = Annotated[
+    Literal["healthy", "review", "danger", "none"] | None,
+    Query(description="Only runs in this band (none: not evaluated)."),
+]
+SubmitFormat = Literal[
+    "trajectory",
+    "flow",
+    "otlp",
+    "openinference",
+    "openai_messages",
+    "tau_bench",
+    "tau2_bench",
+    "mapping",
+]
+
+
+class TrajectorySubmission(BaseModel):
+    """One agent run to score and store: a trajectory, a flow run, or an importer's record."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trajectory: Trajectory | None = None
+    """The run, in Arbiter's own ``Trajectory`` shape."""
+    flow: FlowRun | None = None
+    """A flow run, in Arbiter's own ``FlowRun`` shape."""
+    record: JsonValue = None
+    """A record of an importer's format: an OpenAI conversation (``{"messages": [...]}``),
+    a τ-bench result (or a list of them), τ²-bench results, an OTLP or OpenInference
+    export request (``{"resourceSpans": [...]}``), a platform record (with ``mapping``)."""
+    format: SubmitFormat | None = None
+    """The record's format; default: told from the record."""
+    mapping: str | None = Field(default=None, max_length=100)
+    """The shipped mapping of the ``mapping`` format (``uderia_turn``)."""
+    assertions: dict[str, JsonValue] = Field(default_factory=dict)
+    """The case's assertions to score against (``require_tools_subset``,
+    ``max_cost_usd``, ...), over the default thresholds."""
+    input: dict[str, JsonValue] | None = None
+    """The query the agent was asked (``{"query": ...}``), for the scorers that read it."""
+
+    @model_validator(mode="after")
+    def _one_run(self) -> TrajectorySubmission:
+        given = [self.trajectory is not None, self.flow is not None, self.record is not None]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of 'trajectory', 'flow' and 'record'")
+        return self
+
+
+class TrajectoriesOut(BaseModel):
+    """The runs a submission stored (a record may hold several)."""
+
+    items: list[StoredTrajectory]
+    """Each stored run with its verdict and score set."""
+
+
+def app_scoring(request: Request) -> AgentRunScoring:
+    """The app's scoring of agent runs, built on first use."""
+    scoring = getattr(request.app.state, "agent_scoring", None)
+    if scoring is None:
+        scoring = request.app.state.agent_scoring = agent_run_scoring()
+    assert isinstance(scoring, AgentRunScoring)
+    return scoring
+
+
+def app_ingest(
+    request: Request,
+    store: StoreDep,
+    scoring: Annotated[AgentRunScoring, Depends(app_scoring)],
+) -> TraceIngest:
+    """The app's OTLP ingest (its buffer of recent traces), made on first use."""
+    ingest = getattr(request.app.state, "trace_ingest", None)
+    if ingest is None:
+        ingest = request.app.state.trace_ingest = TraceIngest(store, scoring)
+    assert isinstance(ingest, TraceIngest)
+    return ingest
+
+
+@router.get("/agents", tags=["agents"], responses=error_responses(400, 401))
+def agents(store: StoreDep, who: Who, page: Paging) -> Page[AgentSummary]:
+    """The roster: one entry per agent and per flow, the worst health first."""
+    roster = agent_roster(store, viewer=who.viewer)
+    items = roster[page.offset : page.offset + page.limit]
+    return Page[AgentSummary](items=items, total=len(roster), next=page.next_cursor(len(roster)))
+
+
+@router.get("/agents/{name}", tags=["agents"], responses=error_responses(401, 404))
+def agent(name: AgentName, store: StoreDep, who: Who, kind: KindFilter = None) -> AgentDetail:
+    """One agent: pass rate, health, volume, trend, and a figure per scorer (dimension)."""
+    found = agent_detail(store, name, kind=kind, viewer=who.viewer)
+    if found is None:
+        raise ApiError(404, f"no agent named {name[:200]!r} has a run this key may see")
+    return found
+
+
+@router.get("/agents/{name}/runs", tags=["agents"], responses=error_responses(400, 401))
+def agent_runs(
+    name: AgentName,
+    store: StoreDep,
+    who: Who,
+    page: Paging,
+    kind: KindFilter = None,
+    band: BandFilter = None,
+) -> Page[LedgerRow]:
+    """An agent's runs ledger, newest first: each run's verdict and a chip per verdict."""
+    rows, total = agent_ledger(
+        store,
+        name,
+        kind=kind,
+        band=band,
+        viewer=who.viewer,
+        offset=page.offset,
+        limit=page.limit,
+    )
+    return Page[LedgerRow](items=rows, total=total, next=page.next_cursor(total))
+
+
+@router.post(
+    "/trajectories",
+    status_code=201,
+    tags=["agents"],
+    responses=error_responses(400, 401, 413),
+)
+async def submit_trajectory(
+    body: TrajectorySubmission,
+    store: StoreDep,
+    who: Who,
+    scoring: Annotated[AgentRunScoring, Depends(app_scoring)],
+) -> TrajectoriesOut:
+    """Score one agent run with the deterministic trajectory scorers and store it."""
+    subject = body.trajectory or body.flow
+    if subject is not None:
+        runs = [run_of(subject)]
+    else:
+        runs = import_record(body.record, format=body.format, mapping=body.mapping)
+    if not runs:
+        raise ApiError(400, "the record holds no agent run", field="body.record")
+    stored = await score_and_store(
+        store,
+        runs,
+        scoring=scoring,
+        owner=who.owner,
+        assertions=body.assertions,
+        input=body.input,
+    )
+    return TrajectoriesOut(items=stored)
+
+
+@router.get("/trajectories", tags=["agents"], responses=error_responses(400, 401))
+def trajectories(
+    store: StoreDep,
+    who: Who,
+    page: Paging,
+    agent: Annotated[str | None, Query(max_length=1000, description="Only this agent.")] = None,
+    kind: KindFilter = None,
+    band: BandFilter = None,
+) -> Page[LedgerRow]:
+    """Every stored run the key may see, newest first, as ledger rows."""
+    records, total = list_trajectories(
+        store,
+        agent=agent,
+        kind=kind,
+        band=band,
+        viewer=who.viewer,
+        offset=page.offset,
+        limit=page.limit,
+    )
+    return Page[LedgerRow](
+        items=[ledger_row(r) for r in records], total=total, next=page.next_cursor(total)
+    )
+
+
+@router.get("/trajectories/{run_id}", tags=["agents"], responses=error_responses(401, 404))
+def trajectory(
+    run_id: Annotated[str, Path(min_length=1, max_length=40, description="The run's id.")],
+    store: StoreDep,
+    who: Who,
+) -> StoredTrajectory:
+    """One stored run: the run itself, its verdict, and every scorer's verdict."""
+    found = get_trajectory(store, run_id, viewer=who.viewer)
+    if found is None:
+        raise ApiError(404, f"no agent run {run_id!r} this key may see")
+    return found
+
+
+_OTLP_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    }
+}
+_OTLP_ANSWER: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Accepted: an empty export response, in the request's encoding.",
+        "content": {
+            "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    },
+    **error_responses(400, 401, 413, 415),
+}
+
+
+async def _export(request: Request, ingest: TraceIngest, who: Principal, kind: str) -> Response:
+    content_type = request.headers.get("content-type")
+    if not is_otlp_media_type(content_type):
+        raise ApiError(
+            415,
+            f"unsupported content type {(content_type or '')[:80]!r}; "
+            "expected application/x-protobuf or application/json",
+        )
+    assert content_type is not None
+    await ingest.export(
+        await request.body(),
+        content_type,
+        content_encoding=request.headers.get("content-encoding"),
+        kind="logs" if kind == "logs" else "traces",
+        owner=who.owner,
+    )
+    if content_type.split(";", 1)[0].strip().lower() == "application/json":
+        return Response(content=b"{}", media_type="application/json")
+    # An empty ExportTraceServiceResponse / ExportLogsServiceResponse: zero bytes.
+    return Response(content=b"", media_type="application/x-protobuf")
+
+
+@router.post(
+    "/traces",
+    tags=["otlp"],
+    response_class=Response,
+    responses=_OTLP_ANSWER,
+    openapi_extra=_OTLP_BODY,
+)
+async def export_traces(
+    request: Request, who: Who, ingest: Annotated[TraceIngest, Depends(app_ingest)]
+) -> Response:
+    """OTLP/HTTP traces: import each trace's agent runs, score them online, store them."""
+    return await _export(request, ingest, who, "traces")
+
+
+@router.post(
+    "/logs",
+    tags=["otlp"],
+    response_class=Response,
+    responses=_OTLP_ANSWER,
+    openapi_extra=_OTLP_BODY,
+)
+async def export_logs(
+    request: Request, who: Who, ingest: Annotated[TraceIngest, Depends(app_ingest)]
+) -> Response:
+    """OTLP/HTTP logs: GenAI log events (chat messages, tool calls) join their trace's runs."""
+    return await _export(request, ingest, who, "logs")
