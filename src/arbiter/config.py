@@ -123,6 +123,10 @@ class Settings(BaseSettings):
     Read once, when the settings are built; see :func:`read_price_table`."""
     cache_dir: Path | None = None
     """Folder of the model-call cache (``ARBITER_CACHE_DIR``); default ``home/cache``."""
+    signing_key: Path | None = None
+    """Ed25519 private key (PEM) that signs every stored verdict, run report, gate decision
+    and trajectory score set (``ARBITER_SIGNING_KEY``); made by ``arbiter keys signing
+    init``. Unset: nothing is signed."""
     server_max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     """Largest request body ``arbiter serve`` reads; a larger one is answered 413
     (``ARBITER_SERVER_MAX_BODY_BYTES``, default 4 MiB)."""

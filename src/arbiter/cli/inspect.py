@@ -319,7 +319,9 @@ def _cohort_floors(values: list[str]) -> dict[str, float]:
 
 @app.command()
 def gate(
-    run_id: Annotated[str, typer.Argument(help="The run to judge.")],
+    run_id: Annotated[
+        str | None, typer.Argument(help="The run to judge.", show_default=False)
+    ] = None,
     baseline: Annotated[
         str | None, typer.Option(help="A run to compare against for regressions.")
     ] = None,
@@ -338,14 +340,37 @@ def gate(
         ),
     ] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    preregister: Annotated[
+        Path | None,
+        typer.Option(
+            "--preregister",
+            help="Before the run: sign this eval file's \\[gate] floors, dataset hash and "
+            "scorers into a registration file (--registration names it).",
+        ),
+    ] = None,
+    registration: Annotated[
+        Path | None,
+        typer.Option(
+            "--registration",
+            help="Gate with this signed registration's floors; a run or floors that differ "
+            "from it are refused (exit 3).",
+        ),
+    ] = None,
 ) -> None:
     """Pass or fail a run: exit 1 listing every floor missed and every significant regression.
 
     A run that is not complete (killed, interrupted, failed) never passes.
     """
-    from arbiter.errors import GateFailed
+    from arbiter.errors import GateFailed, InputError
     from arbiter.service.runs import GateFloors, gate_run
 
+    if preregister is not None:
+        from arbiter.cli.signing import preregister_spec
+
+        preregister_spec(preregister, registration, run_id=run_id)
+        return
+    if run_id is None:
+        raise InputError("give the run to gate: arbiter gate RUN_ID (or --preregister SPEC)")
     floors = GateFloors(
         min_accuracy=min_accuracy,
         min_pass_k=min_pass_k,
@@ -354,6 +379,13 @@ def gate(
     )
     store = open_store()
     try:
+        if registration is not None:
+            from arbiter.cli.signing import registered_floors
+
+            given = floors != GateFloors()
+            floors, baseline = registered_floors(
+                store, run_id, registration, floors if given else None, baseline
+            )
         result = gate_run(store, run_id, floors, baseline=baseline)
     finally:
         store.close()
@@ -366,8 +398,8 @@ def gate(
             result,
             out_console(),
             {
-                "min_accuracy": min_accuracy,
-                "min_pass_k": min_pass_k,
+                "min_accuracy": floors.min_accuracy,
+                "min_pass_k": floors.min_pass_k,
                 "cohorts": floors.cohorts,
                 "baseline": baseline,
             },

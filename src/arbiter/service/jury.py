@@ -25,6 +25,7 @@ from arbiter.jury.critics import DEFAULT_ROSTER, CriticSpec
 from arbiter.jury.jury import Jury
 from arbiter.jury.offline import OFFLINE_PROVIDER
 from arbiter.jury.synthesis import severity
+from arbiter.service.attestation import CONFIGURED, Signer, attest_verdict, resolve_signer
 from arbiter.store import Store
 from arbiter.store.jury_repository import (
     create_jury_run,
@@ -205,6 +206,7 @@ async def judge_cases(
     concurrency: int,
     on_judged: OnJudged | None = None,
     jury: Jury | None = None,
+    signer: Signer = CONFIGURED,
 ) -> JudgedRun:
     """Create a jury run, judge every case into it as it completes, and close it.
 
@@ -219,14 +221,17 @@ async def judge_cases(
         concurrency: Cases judged at once.
         on_judged: Called with each case and verdict once stored.
         jury: The jury to use (default: one on ``roster``, closed at the end).
+        signer: Who signs each stored verdict (default: the configured key, if any).
 
     Returns:
         The run id, the verdicts in case order, and where they went.
     """
+    key = resolve_signer(signer)  # a key that cannot be read fails before anything is stored
+    specs = [spec.model_dump(mode="json") for spec in roster]
     run_id = create_jury_run(
         store,
         kind=kind,
-        roster=[spec.model_dump(mode="json") for spec in roster],
+        roster=specs,
         n_cases=len(cases),
         config=config,
     )
@@ -234,6 +239,8 @@ async def judge_cases(
 
     def record(case: Case, verdict: Verdict) -> None:
         save_judgment(store, run_id, case, verdict)
+        if key is not None:
+            attest_verdict(store, run_id, case, verdict, roster=specs, signer=key)
         if audit_root is not None:
             write_artifact(audit_root, run_id, case, verdict)
         if on_judged is not None:

@@ -34,6 +34,7 @@ from arbiter.harness.runner import (
 )
 from arbiter.http.redact import REDACTED, redact_url
 from arbiter.scoring.base import Scorer, ScoringContext
+from arbiter.service.attestation import CONFIGURED, Signer, attest_gate, attest_run, resolve_signer
 from arbiter.service.scoring import scorer_registry
 from arbiter.store import Store
 from arbiter.systems.base import ResponseMapping, SystemUnderTest
@@ -197,6 +198,7 @@ async def start_run(
     scorers: Sequence[Scorer] | None = None,
     name: str | None = None,
     tags: Mapping[str, str] | None = None,
+    signer: Signer = CONFIGURED,
 ) -> Report:
     """Check every input against the system, then run the dataset through it.
 
@@ -213,14 +215,18 @@ async def start_run(
         scorers: The run's scorers (see :mod:`arbiter.service.scoring`); None: ``label``.
         name: A name for the stored run.
         tags: Tags for the stored run.
+        signer: Who signs the stored report when the run ends (default: the configured
+            key, if any; see :mod:`arbiter.service.attestation`).
 
     Raises:
-        InputError: An example cannot be sent to the system (nothing is written).
+        InputError: An example cannot be sent to the system, or the configured signing
+            key cannot be read (nothing is written).
     """
     if not checked:
         examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
         check_inputs(system, examples, source or dataset.name)
-    return await run_eval_async(
+    key = resolve_signer(signer) if store is not None else None
+    report = await run_eval_async(
         system,
         dataset,
         k=config.k,
@@ -241,6 +247,9 @@ async def start_run(
         on_start=on_start,
         telemetry=telemetry,
     )
+    if store is not None and key is not None and report.run_id is not None:
+        attest_run(store, load_run(store, report.run_id), signer=key)
+    return report
 
 
 def check_resume_options(info: RunInfo, given: Mapping[str, Any]) -> None:
@@ -313,6 +322,7 @@ async def resume_run(
     progress: ProgressCallback | None = None,
     telemetry: Telemetry | None = None,
     context: ScoringContext | None = None,
+    signer: Signer = CONFIGURED,
 ) -> Report:
     """Continue a stored run with only its missing pairs, system and scorers rebuilt.
 
@@ -324,6 +334,7 @@ async def resume_run(
         progress: Called with ``(done, total)``.
         telemetry: Where the run's span and figures go.
         context: Providers and cache of model scorers; None: as the run was started.
+        signer: Who signs the stored report when the run ends (default: the configured key).
 
     Raises:
         StoreError: No such run.
@@ -337,9 +348,13 @@ async def resume_run(
         config, scorer_registry(), context=context or ScoringContext(use_cache=config.uses_cache)
     )
     system = build_system(_resumed_system(info, given), headers=headers)
-    return await resume_eval_async(
+    key = resolve_signer(signer)
+    report = await resume_eval_async(
         store, info.id, system, scorers=scorers, progress=progress, telemetry=telemetry
     )
+    if key is not None:
+        attest_run(store, load_run(store, info.id), signer=key)
+    return report
 
 
 def load_run(store: Store, run_id: str) -> StoredRun:
@@ -410,9 +425,17 @@ class GateFloors:
 
 
 def gate_run(
-    store: Store, run_id: str, floors: GateFloors, *, baseline: str | None = None
+    store: Store,
+    run_id: str,
+    floors: GateFloors,
+    *,
+    baseline: str | None = None,
+    signer: Signer = CONFIGURED,
 ) -> GateResult:
     """Pass or fail a stored run; a run that is not complete never passes.
+
+    With a signing key (``signer``, default: the configured one) the decision is signed
+    and kept, bound to the run's dataset, results and these floors.
 
     Raises:
         StoreError: A run does not exist or has no result.
@@ -442,4 +465,5 @@ def gate_run(
         result = result.model_copy(
             update={"warnings": [*result.warnings, f"baseline: {base_note}"]}
         )
+    attest_gate(store, current, floors, base.info.id if base else None, result, signer=signer)
     return result

@@ -1,0 +1,358 @@
+"""Signing what Arbiter stores, and checking stored signatures against the store.
+
+When a signing key is configured (``ARBITER_SIGNING_KEY``) the service functions that
+store a run report, a jury verdict, a gate decision or a trajectory's score set call the
+``attest_*`` function of that record here. Each signs a document binding the record to
+what it grades::
+
+    {"schema": "arbiter-attestation/1", "kind": "run_report", "record_id": "<run id>",
+     "signed_at": "...", "arbiter_version": "...",
+     "subject": {"dataset_hash": ..., "pairs": [{"example_id", "repetition",
+                 "output_sha256", "result_sha256"}, ...], ...},
+     "scorers": [<scorer specs with versions>],
+     "claim": <the report / verdict / decision / scores>}
+
+and keeps the envelope in the store's ``signatures`` table under ``(kind, record_id)``.
+:func:`arbiter.service.verification.verify_stored` checks the signature and re-derives
+the subject and claim from the store as it is now, naming each field or example that
+changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from arbiter.attest import SigningKey, digest_of, load_signing_key, pair_digests, sha256_hex
+from arbiter.contract import Case, PairResult, Report, RunInfo, Score, ScorerSpec, Verdict
+from arbiter.store import Store
+from arbiter.store.signature_repository import save_signature
+
+if TYPE_CHECKING:
+    from arbiter.config import Settings
+    from arbiter.harness.gate import GateResult
+
+__all__ = [
+    "CONFIGURED",
+    "SCHEMA",
+    "FloorsLike",
+    "Signer",
+    "StoredRunLike",
+    "arbiter_version",
+    "attest_gate",
+    "attest_record",
+    "attest_run",
+    "attest_trajectory_scores",
+    "attest_verdict",
+    "attestation_document",
+    "configured_signer",
+    "gate_record_id",
+    "resolve_signer",
+    "result_line",
+    "run_pairs",
+    "run_subject",
+    "verdict_parts",
+    "verdict_record_id",
+]
+
+SCHEMA = "arbiter-attestation/1"
+"""The ``schema`` of every signed document."""
+CONFIGURED: Literal["configured"] = "configured"
+"""Sign with the key the settings name (``ARBITER_SIGNING_KEY``), if any."""
+Signer = SigningKey | Literal["configured"] | None
+"""Who signs: a key, the configured key (:data:`CONFIGURED`), or nobody (None)."""
+
+
+class StoredRunLike(Protocol):
+    """A stored run as :func:`arbiter.service.runs.load_run` reads it back."""
+
+    @property
+    def info(self) -> RunInfo: ...
+    @property
+    def results(self) -> list[PairResult]: ...
+    @property
+    def report(self) -> Report: ...
+
+
+class FloorsLike(Protocol):
+    """A gate's floors (:class:`arbiter.service.runs.GateFloors`)."""
+
+    @property
+    def min_accuracy(self) -> float | None: ...
+    @property
+    def min_pass_k(self) -> float | None: ...
+    @property
+    def cohorts(self) -> dict[str, float]: ...
+    @property
+    def epsilon(self) -> float: ...
+
+
+def arbiter_version() -> str:
+    """The installed Arbiter's version (read from its metadata, not the package root)."""
+    try:
+        return metadata.version("arbiter")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def configured_signer(settings: Settings | None = None) -> SigningKey | None:
+    """The key ``settings.signing_key`` names (read from the environment when not given).
+
+    Raises:
+        InputError: A key is configured but cannot be read.
+    """
+    if settings is None:
+        from arbiter.config import Settings
+
+        settings = Settings()
+    if settings.signing_key is None:
+        return None
+    return load_signing_key(settings.signing_key)
+
+
+def resolve_signer(signer: Signer) -> SigningKey | None:
+    """The key to sign with: ``signer`` itself, or the configured one for :data:`CONFIGURED`."""
+    if isinstance(signer, SigningKey) or signer is None:
+        return signer
+    return configured_signer()
+
+
+def attestation_document(
+    kind: str,
+    record_id: str,
+    *,
+    subject: Mapping[str, Any],
+    scorers: Sequence[Mapping[str, Any]],
+    claim: Any,
+) -> dict[str, Any]:
+    """The document signed for one record (see the module docstring)."""
+    return {
+        "schema": SCHEMA,
+        "kind": kind,
+        "record_id": record_id,
+        "signed_at": datetime.now(UTC).isoformat(),
+        "arbiter_version": arbiter_version(),
+        "subject": dict(subject),
+        "scorers": [dict(spec) for spec in scorers],
+        "claim": claim,
+    }
+
+
+def attest_record(
+    store: Store,
+    kind: str,
+    record_id: str,
+    *,
+    subject: Mapping[str, Any],
+    scorers: Sequence[Mapping[str, Any]],
+    claim: Any,
+    signer: Signer = CONFIGURED,
+) -> dict[str, str] | None:
+    """Sign one record and keep the envelope in the store; nothing without a key.
+
+    Args:
+        store: Where the signature goes (``signatures``, keyed by ``(kind, record_id)``).
+        kind: What the record is (``grounding_gate``, ...).
+        record_id: Which record.
+        subject: What it grades: content hashes (dataset, output, trajectory).
+        scorers: The specs (with versions) of what graded it.
+        claim: The record itself, as JSON.
+        signer: Who signs (default: the configured key).
+
+    Returns:
+        The envelope, or None when no key is configured.
+    """
+    key = resolve_signer(signer)
+    if key is None:
+        return None
+    document = attestation_document(kind, record_id, subject=subject, scorers=scorers, claim=claim)
+    envelope = key.sign(document)
+    save_signature(store, kind, record_id, envelope)
+    return envelope
+
+
+# ------------------------------------------------------------------ run reports
+
+
+def result_line(result: PairResult) -> dict[str, Any]:
+    """One per-example result as JSON: what an audit pack's ``results.jsonl`` holds."""
+    return {
+        "example_id": result.example_id,
+        "repetition": result.repetition,
+        "output": result.output.model_dump(mode="json") if result.output is not None else None,
+        "passed": result.passed,
+        "scores": [score.model_dump(mode="json") for score in result.scores],
+        "error_type": result.error_type,
+        "error_message": result.error_message,
+        "latency_ms": result.latency_ms,
+        "attempts": result.attempts,
+    }
+
+
+def run_pairs(results: Sequence[PairResult]) -> list[dict[str, Any]]:
+    """Each result's example id, repetition, and the sha256 of its output and findings."""
+    pairs = []
+    for result in results:
+        output, found = pair_digests(result_line(result))
+        pairs.append(
+            {
+                "example_id": result.example_id,
+                "repetition": result.repetition,
+                "output_sha256": output,
+                "result_sha256": found,
+            }
+        )
+    return pairs
+
+
+def run_subject(run: StoredRunLike) -> dict[str, Any]:
+    return {
+        "run_id": run.info.id,
+        "dataset_hash": run.info.dataset_hash,
+        "dataset_name": run.info.dataset_name,
+        "system": run.info.system,
+        "config": run.info.config,
+        "pairs": run_pairs(run.results),
+    }
+
+
+def _specs(specs: Sequence[ScorerSpec]) -> list[dict[str, Any]]:
+    return [spec.model_dump(mode="json") for spec in specs]
+
+
+def attest_run(
+    store: Store, run: StoredRunLike, *, signer: Signer = CONFIGURED
+) -> dict[str, str] | None:
+    """Sign a stored run's report, bound to its dataset and every result's output."""
+    return attest_record(
+        store,
+        "run_report",
+        run.info.id,
+        subject=run_subject(run),
+        scorers=_specs(run.report.scorers),
+        claim=run.report.model_dump(mode="json"),
+        signer=signer,
+    )
+
+
+def gate_record_id(run_id: str, floors: FloorsLike, baseline: str | None) -> str:
+    """The record id of a gate decision: the run and a digest of what it was gated on."""
+    return f"{run_id}:{digest_of(_floors(floors, baseline))[:16]}"
+
+
+def _floors(floors: FloorsLike, baseline: str | None) -> dict[str, Any]:
+    return {
+        "min_accuracy": floors.min_accuracy,
+        "min_pass_k": floors.min_pass_k,
+        "cohorts": dict(floors.cohorts),
+        "epsilon": floors.epsilon,
+        "baseline": baseline,
+    }
+
+
+def attest_gate(
+    store: Store,
+    run: StoredRunLike,
+    floors: FloorsLike,
+    baseline: str | None,
+    result: GateResult,
+    *,
+    signer: Signer = CONFIGURED,
+) -> dict[str, str] | None:
+    """Sign a gate decision, bound to the run's dataset, results and the floors used."""
+    return attest_record(
+        store,
+        "gate_decision",
+        gate_record_id(run.info.id, floors, baseline),
+        subject={
+            "run_id": run.info.id,
+            "dataset_hash": run.info.dataset_hash,
+            "results_sha256": digest_of(run_pairs(run.results)),
+            "floors": _floors(floors, baseline),
+        },
+        scorers=_specs(run.report.scorers),
+        claim=result.model_dump(mode="json"),
+        signer=signer,
+    )
+
+
+# --------------------------------------------------------------------- verdicts
+
+
+def verdict_record_id(jury_run_id: str, case_id: str) -> str:
+    """The record id of a verdict: ``<jury run id>/<case id>``."""
+    return f"{jury_run_id}/{case_id}"
+
+
+def verdict_parts(case: Case, verdict: Verdict) -> tuple[dict[str, Any], Any]:
+    critiques = [
+        {
+            "critic": o.critic,
+            "status": o.status,
+            "critique": o.critique.model_dump(mode="json") if o.critique is not None else None,
+        }
+        for o in verdict.critiques
+    ]
+    subject = {
+        "case_id": case.id,
+        "case_sha256": digest_of(case.model_dump(mode="json")),
+        "output_sha256": sha256_hex(case.output.encode("utf-8", "surrogatepass")),
+        "critiques_sha256": digest_of(critiques),
+    }
+    return subject, verdict.model_dump(mode="json", exclude={"critiques"})
+
+
+def attest_verdict(
+    store: Store,
+    jury_run_id: str,
+    case: Case,
+    verdict: Verdict,
+    *,
+    roster: Sequence[Mapping[str, Any]],
+    signer: Signer = CONFIGURED,
+) -> dict[str, str] | None:
+    """Sign a jury verdict, bound to the case and output it judged and the critics' roster."""
+    subject, claim = verdict_parts(case, verdict)
+    return attest_record(
+        store,
+        "verdict",
+        verdict_record_id(jury_run_id, case.id),
+        subject={"jury_run_id": jury_run_id, **subject},
+        scorers=[{"jury": "synthesis", "version": arbiter_version()}, *roster],
+        claim=claim,
+        signer=signer,
+    )
+
+
+def attest_trajectory_scores(
+    store: Store,
+    record_id: str,
+    *,
+    trajectory_sha256: str,
+    scores: Sequence[Score],
+    specs: Sequence[ScorerSpec],
+    verdict: Any = None,
+    signer: Signer = CONFIGURED,
+) -> dict[str, str] | None:
+    """Sign a trajectory's score set, bound to the trajectory's hash and the scorers used.
+
+    Args:
+        store: The store.
+        record_id: The stored trajectory's id.
+        trajectory_sha256: The trajectory's content hash.
+        scores: Its scores, in scorer order.
+        specs: The scorers' specs.
+        verdict: Its verdict (any JSON), if one was drawn.
+        signer: Who signs (default: the configured key).
+    """
+    return attest_record(
+        store,
+        "trajectory_scores",
+        record_id,
+        subject={"trajectory_sha256": trajectory_sha256},
+        scorers=_specs(specs),
+        claim={"scores": [s.model_dump(mode="json") for s in scores], "verdict": verdict},
+        signer=signer,
+    )

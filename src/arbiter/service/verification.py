@@ -1,0 +1,197 @@
+"""Checking stored signatures: the signature itself, then what it signed against the store.
+
+:func:`verify_stored` finds every signature of a run (its report and gate decisions), a
+jury run or one verdict, checks each envelope, and re-derives the signed subject and
+claim from the store as it is now: a changed output, score, report figure or verdict is
+named by its example and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from arbiter.attest import Verification, digest_of, verify_envelope
+from arbiter.contract import Case, Verdict
+from arbiter.errors import InputError, StoreError
+from arbiter.service.attestation import run_pairs, run_subject, verdict_parts, verdict_record_id
+from arbiter.service.runs import load_run
+from arbiter.store import Store
+from arbiter.store.jury_repository import (
+    get_jury_run,
+    load_judged_cases,
+    load_judgments,
+)
+from arbiter.store.signature_repository import (
+    find_signatures,
+    get_signature,
+    list_signatures,
+    verdict_key,
+)
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+__all__ = ["verify_stored"]
+
+_SHOWN_DIFFERENCES = 8
+
+
+def _differences(signed: Any, now: Any, path: str, out: list[str]) -> None:
+    if isinstance(signed, dict) and isinstance(now, dict):
+        for name in sorted(set(signed) | set(now), key=str):
+            _differences(signed.get(name), now.get(name), f"{path}.{name}", out)
+    elif isinstance(signed, list) and isinstance(now, list) and len(signed) == len(now):
+        for i, (a, b) in enumerate(zip(signed, now, strict=True)):
+            _differences(a, b, f"{path}[{i}]", out)
+    elif digest_of(signed) != digest_of(now):
+        out.append(f"{path.lstrip('.')}: signed {_short(signed)}, now {_short(now)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _compare(what: str, signed: Any, now: Any, problems: list[str]) -> None:
+    found: list[str] = []
+    _differences(signed, now, "", found)
+    for line in found[:_SHOWN_DIFFERENCES]:
+        problems.append(f"{what} field {line}")
+    if len(found) > _SHOWN_DIFFERENCES:
+        problems.append(f"{what}: and {len(found) - _SHOWN_DIFFERENCES} more differing fields")
+
+
+def _compare_pairs(
+    signed: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    problems = []
+    by_pair = {(p["example_id"], p["repetition"]): p for p in now}
+    seen = set()
+    for pair in signed:
+        key = (pair["example_id"], pair["repetition"])
+        seen.add(key)
+        where = f"example {key[0]!r} repetition {key[1]}"
+        current = by_pair.get(key)
+        if current is None:
+            problems.append(f"{where}: signed, but no longer in the store")
+        elif current["output_sha256"] != pair["output_sha256"]:
+            problems.append(f"{where}: the stored output differs from the signed one")
+        elif current["result_sha256"] != pair["result_sha256"]:
+            problems.append(f"{where}: the stored scores or outcome differ from the signed ones")
+    for key in sorted(set(by_pair) - seen, key=str):
+        problems.append(f"example {key[0]!r} repetition {key[1]}: stored, but not signed")
+    return problems
+
+
+def _recheck(store: Store, kind: str, payload: Mapping[str, Any], problems: list[str]) -> str:
+    """Compare a signed document with the store as it is now; returns what was compared."""
+    subject = payload.get("subject", {})
+    if kind == "run_report":
+        run = load_run(store, payload["record_id"])
+        now = run_subject(run)
+        problems.extend(_compare_pairs(subject.get("pairs", []), now["pairs"]))
+        _compare("subject", {**subject, "pairs": None}, {**now, "pairs": None}, problems)
+        _compare("report", payload.get("claim"), run.report.model_dump(mode="json"), problems)
+        return f"{len(now['pairs'])} results and the report match the store"
+    if kind == "gate_decision":
+        run = load_run(store, subject.get("run_id", ""))
+        if digest_of(run_pairs(run.results)) != subject.get("results_sha256"):
+            problems.append("the run's stored results differ from those the gate decided on")
+        return "the run's results match the store"
+    if kind == "verdict":
+        case, verdict = _stored_verdict(store, payload["record_id"])
+        signed_subject = {k: v for k, v in subject.items() if k != "jury_run_id"}
+        now_subject, now_claim = verdict_parts(case, verdict)
+        _compare("case", signed_subject, now_subject, problems)
+        _compare("verdict", payload.get("claim"), now_claim, problems)
+        return "the case, output and verdict match the store"
+    return "signature only (this kind of record is not re-read from the store)"
+
+
+def _stored_verdict(store: Store, record_id: str) -> tuple[Case, Verdict]:
+    run_id, _, case_id = record_id.partition("/")
+    judgment = next((j for j in load_judgments(store, run_id) if j.case_id == case_id), None)
+    case = next((c for c in load_judged_cases(store, run_id) if c.id == case_id), None)
+    if judgment is None or case is None:
+        raise StoreError(f"verdict {record_id}: signed, but no longer in the store")
+    return case, judgment.verdict
+
+
+def _check(
+    store: Store, kind: str, record_id: str, envelope: Mapping[str, str] | None, trusted: Any
+) -> Verification:
+    if envelope is None:
+        return Verification(
+            kind=kind,
+            record_id=record_id,
+            problems=[f"{kind} {record_id} is not signed (was a signing key configured then?)"],
+        )
+    result = verify_envelope(envelope, trusted)
+    result.kind, result.record_id = kind, record_id
+    if result.payload is not None:
+        if result.payload.get("kind") != kind or result.payload.get("record_id") != record_id:
+            result.problems.append("the signature was made for another record")
+            return result
+        before = len(result.problems)
+        try:
+            checked = _recheck(store, kind, result.payload, result.problems)
+        except StoreError as exc:
+            result.problems.append(str(exc))
+        else:
+            if len(result.problems) == before:
+                result.notes.append(checked)
+    return result
+
+
+def verify_stored(
+    store: Store, target: str, trusted: Ed25519PublicKey | None
+) -> list[Verification]:
+    """Check every signature of ``target`` and re-derive what it signed from the store.
+
+    Args:
+        store: The store.
+        target: A run id (its report and gate decisions), a jury run id (its verdicts),
+            a verdict (its number, or ``<jury run>/<case id>``), or the record id of any
+            signed record; a unique prefix of a run id is enough.
+        trusted: The key the signatures must be made with; None: their embedded keys.
+
+    Raises:
+        InputError: Nothing in the store matches ``target``.
+    """
+    try:
+        run_id = store.get_run(target).id
+    except StoreError:
+        run_id = None
+    if run_id is not None:
+        checks = [
+            _check(store, "run_report", run_id, get_signature(store, "run_report", run_id), trusted)
+        ]
+        for record_id, envelope in list_signatures(store, "gate_decision", prefix=f"{run_id}:"):
+            checks.append(_check(store, "gate_decision", record_id, envelope, trusted))
+        return checks
+    if target.isdigit() and (key := verdict_key(store, int(target))) is not None:
+        target = verdict_record_id(*key)
+    if "/" in target:
+        return [_check(store, "verdict", target, get_signature(store, "verdict", target), trusted)]
+    try:
+        jury_run = get_jury_run(store, target)
+    except StoreError:
+        jury_run = None
+    if jury_run is not None:
+        return [
+            _check(store, "verdict", rid, get_signature(store, "verdict", rid), trusted)
+            for rid in (
+                verdict_record_id(jury_run.id, j.case_id)
+                for j in load_judgments(store, jury_run.id)
+            )
+        ]
+    found = [
+        _check(store, kind, target, envelope, trusted)
+        for kind, envelope in find_signatures(store, target)
+    ]
+    if not found:
+        raise InputError(
+            f"{target!r} names no run, jury run, verdict or signed record in {store.describe()}"
+        )
+    return found

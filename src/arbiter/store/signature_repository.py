@@ -1,0 +1,100 @@
+"""Writing and reading signatures through a :class:`~arbiter.store.Store`.
+
+An envelope goes in and comes out as a plain mapping of strings (``format``,
+``algorithm``, ``key_id``, ``public_key``, ``digest``, ``signature``, ``payload``): the
+store keeps it verbatim and knows nothing of keys or cryptography.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from sqlalchemy import delete, select
+
+from arbiter.store.jury_models import VerdictRow
+from arbiter.store.repository import Store
+from arbiter.store.signature_models import SignatureRow
+
+__all__ = [
+    "find_signatures",
+    "get_signature",
+    "list_signatures",
+    "save_signature",
+    "verdict_key",
+]
+
+_FORMAT = "arbiter-signature/1"
+
+
+def save_signature(store: Store, kind: str, record_id: str, envelope: Mapping[str, str]) -> None:
+    """Keep the envelope signing ``(kind, record_id)``, replacing an earlier one.
+
+    Raises:
+        StoreUnavailable: The database refused the write.
+    """
+    row = SignatureRow(
+        kind=kind,
+        record_id=record_id,
+        key_id=envelope["key_id"],
+        public_key=envelope["public_key"],
+        digest=envelope["digest"],
+        signature=envelope["signature"],
+        payload=envelope["payload"],
+        created_at=datetime.now(UTC),
+    )
+    action = f"store the signature of {kind} {record_id}"
+    with store.guard(action), store.session() as session, session.begin():
+        session.execute(
+            delete(SignatureRow).where(
+                SignatureRow.kind == kind, SignatureRow.record_id == record_id
+            )
+        )
+        session.add(row)
+
+
+def _envelope(row: SignatureRow) -> dict[str, str]:
+    return {
+        "algorithm": "Ed25519",
+        "digest": row.digest,
+        "format": _FORMAT,
+        "key_id": row.key_id,
+        "payload": row.payload,
+        "public_key": row.public_key,
+        "signature": row.signature,
+    }
+
+
+def get_signature(store: Store, kind: str, record_id: str) -> dict[str, str] | None:
+    """The envelope signing ``(kind, record_id)``, or None when it was never signed."""
+    with store.guard("read a signature"), store.session() as session:
+        row = session.get(SignatureRow, (kind, record_id))
+        return _envelope(row) if row is not None else None
+
+
+def list_signatures(
+    store: Store, kind: str, *, prefix: str = ""
+) -> list[tuple[str, dict[str, str]]]:
+    """Every ``(record_id, envelope)`` of ``kind`` whose record id starts with ``prefix``,
+    ordered by record id."""
+    query = select(SignatureRow).where(SignatureRow.kind == kind)
+    if prefix:
+        query = query.where(SignatureRow.record_id.startswith(prefix, autoescape=True))
+    with store.guard("read signatures"), store.session() as session:
+        rows = session.scalars(query.order_by(SignatureRow.record_id)).all()
+        return [(row.record_id, _envelope(row)) for row in rows]
+
+
+def find_signatures(store: Store, record_id: str) -> list[tuple[str, dict[str, str]]]:
+    """Every ``(kind, envelope)`` signing a record with id ``record_id``, of any kind."""
+    query = select(SignatureRow).where(SignatureRow.record_id == record_id)
+    with store.guard("read signatures"), store.session() as session:
+        rows = session.scalars(query.order_by(SignatureRow.kind)).all()
+        return [(row.kind, _envelope(row)) for row in rows]
+
+
+def verdict_key(store: Store, verdict_id: int) -> tuple[str, str] | None:
+    """The ``(jury run id, case id)`` of the stored verdict ``verdict_id``, or None."""
+    with store.guard("read a verdict"), store.session() as session:
+        row = session.get(VerdictRow, verdict_id)
+        return (row.run_id, row.case_id) if row is not None else None
