@@ -7,7 +7,7 @@ everything). A record the viewer may not see reads exactly like a missing one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from arbiter.contract import PairResult, RunInfo
@@ -23,6 +23,7 @@ from arbiter.store.browse_repository import (
     page_results,
     page_runs,
     page_verdicts,
+    utc_run_info,
 )
 from arbiter.store.ownership_repository import is_visible
 
@@ -77,7 +78,7 @@ def find_run(store: Store, run_id: str, *, viewer: str | None) -> RunInfo:
     Raises:
         StoreError: No such run, more than one match, or one the viewer may not see.
     """
-    info = store.get_run(run_id)
+    info = utc_run_info(store.get_run(run_id))
     if not is_visible(store, "run", info.id, viewer):
         raise StoreError(f"no run matches id {run_id!r} in {store.describe()}")
     return info
@@ -89,7 +90,8 @@ def run_report(store: Store, run_id: str, *, viewer: str | None) -> StoredRun:
     Raises:
         StoreError: No such run (or not visible), or it has no result yet.
     """
-    return load_run(store, find_run(store, run_id, viewer=viewer).id)
+    info = find_run(store, run_id, viewer=viewer)
+    return replace(load_run(store, info.id), info=info)
 
 
 def list_results(

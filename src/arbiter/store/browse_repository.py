@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, String, and_, case, func, or_, select
@@ -31,6 +31,7 @@ __all__ = [
     "page_results",
     "page_runs",
     "page_verdicts",
+    "utc_run_info",
     "verdict_ids",
 ]
 
@@ -49,6 +50,28 @@ class RunFilter:
     """The run's status (``completed``, ``interrupted``, ...)."""
     viewer: str | None = None
     """Only runs this owner owns; None: every run."""
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def utc_run_info(info: RunInfo) -> RunInfo:
+    """``info`` with every time in UTC: SQLite hands back naive datetimes, written in UTC,
+    and an answer of the API states its offset (RFC 3339)."""
+    segments = [
+        s.model_copy(
+            update={
+                "started_at": _utc(s.started_at),
+                "ended_at": None if s.ended_at is None else _utc(s.ended_at),
+            }
+        )
+        for s in info.segments
+    ]
+    finished = None if info.finished_at is None else _utc(info.finished_at)
+    return info.model_copy(
+        update={"created_at": _utc(info.created_at), "finished_at": finished, "segments": segments}
+    )
 
 
 def _system_text(system: Mapping[str, object]) -> str:
@@ -86,11 +109,12 @@ def page_runs(
             and (needle is None or needle in _system_text(system or {}).lower())
         ]
         if where.status is not None:  # the lease decides between running and interrupted
-            infos = [store._info(session, session.get_one(RunRow, i)) for i in ids]
+            infos = [utc_run_info(store._info(session, session.get_one(RunRow, i))) for i in ids]
             infos = [i for i in infos if i.status == where.status]
             return infos[offset : offset + limit], len(infos)
         page = [
-            store._info(session, session.get_one(RunRow, i)) for i in ids[offset : offset + limit]
+            utc_run_info(store._info(session, session.get_one(RunRow, i)))
+            for i in ids[offset : offset + limit]
         ]
         return page, len(ids)
 
@@ -194,7 +218,7 @@ def _stored_verdict(session: Session, row: VerdictRow) -> StoredVerdict:
         run_id=row.run_id,
         case=Case.model_validate(row.case_data),
         verdict=Verdict.model_validate({**row.verdict, "critiques": outcomes}),
-        created_at=row.created_at,
+        created_at=_utc(row.created_at),
     )
 
 
