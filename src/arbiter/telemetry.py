@@ -9,9 +9,22 @@ Instruments:
 - span ``arbiter.evaluate_item`` with a child span per layer ``arbiter.layer.<name>``
   (judge attempts are child spans too; failures are recorded as span events);
 - histogram ``arbiter.layer.latency`` (ms, attribute ``layer``, ``status``);
-- counter ``arbiter.judge.outcome`` (attribute ``source``);
-- counters ``arbiter.items`` and ``arbiter.escalations``;
-- gauge ``arbiter.harness.metric`` for offline run figures (attribute ``metric``);
+- histogram ``arbiter.evaluation.latency`` (ms): one online item, end to end;
+- counter ``arbiter.judge.outcome`` (attribute ``source``): judge-chain resolutions;
+- counter ``arbiter.judge.errors`` (attributes ``judge``, ``exception.type``): judge-chain
+  attempts that raised (the message is on the attempt's span, as its exception event);
+- counters ``arbiter.items`` and ``arbiter.escalations`` (attribute ``trigger``:
+  ``anomalous``, ``flagged`` or ``sampled``);
+- counter ``arbiter.judge.items`` (attribute ``trigger``): items a judge panel ruled on;
+  over ``arbiter.items``, the share of traffic that reached the judges;
+- counter ``arbiter.judge.rulings`` (attributes ``judge``, ``verdict``): one per judge
+  per item, ``unknown`` included;
+- counters ``arbiter.judge.tokens`` (attribute ``direction``: ``input`` / ``output``)
+  and ``arbiter.judge.cost`` (USD, priced calls only) of the judge panels' calls;
+- counter ``arbiter.trajectory.verdicts`` (attributes ``agent``, ``scorer``, ``band``,
+  ``outcome``): the verdicts of the online trajectory scorers;
+- gauge ``arbiter.harness.metric`` for offline run figures (attribute ``metric``,
+  ``dataset``, ``system``);
 - log-record events ``gen_ai.evaluation.result``, one per scorer verdict
   (:mod:`arbiter.telemetry_eval`), through the logger provider.
 
@@ -119,9 +132,30 @@ class Telemetry:
         self._judge_outcome = meter.create_counter(
             "arbiter.judge.outcome", description="Judge-chain resolutions by source"
         )
+        self._evaluation_latency = meter.create_histogram(
+            "arbiter.evaluation.latency", unit="ms", description="Latency of one online item"
+        )
+        self._judge_errors = meter.create_counter(
+            "arbiter.judge.errors", description="Judge-chain attempts that raised"
+        )
         self._items = meter.create_counter("arbiter.items", description="Items evaluated online")
         self._escalations = meter.create_counter(
             "arbiter.escalations", description="Items escalated to the expensive layers"
+        )
+        self._judged = meter.create_counter(
+            "arbiter.judge.items", description="Items a judge panel ruled on"
+        )
+        self._rulings = meter.create_counter(
+            "arbiter.judge.rulings", description="Judge rulings, by judge and verdict"
+        )
+        self._judge_tokens = meter.create_counter(
+            "arbiter.judge.tokens", unit="{token}", description="Tokens of judge-panel calls"
+        )
+        self._judge_cost = meter.create_counter(
+            "arbiter.judge.cost", unit="USD", description="Cost of priced judge-panel calls"
+        )
+        self._verdicts = meter.create_counter(
+            "arbiter.trajectory.verdicts", description="Verdicts of online trajectory scorers"
         )
         self._harness = meter.create_gauge(
             "arbiter.harness.metric", description="Figures of offline runs (accuracy, ...)"
@@ -266,11 +300,57 @@ class Telemetry:
         """Which source resolved a judge-chain call."""
         self._judge_outcome.add(1, {"source": source})
 
-    def record_item(self, *, escalated: bool) -> None:
-        """One item evaluated, escalated or not."""
+    def record_judge_error(self, judge: str, exception_type: str) -> None:
+        """A judge-chain attempt that raised ``exception_type``."""
+        self._judge_errors.add(1, {"judge": judge, "exception.type": exception_type})
+
+    def record_item(
+        self, *, escalated: bool, latency_ms: float | None = None, trigger: str | None = None
+    ) -> None:
+        """One item evaluated: escalated or not (and why), and how long it took."""
         self._items.add(1)
         if escalated:
-            self._escalations.add(1)
+            self._escalations.add(1, {"trigger": trigger} if trigger else None)
+        if latency_ms is not None:
+            self._evaluation_latency.record(latency_ms)
+
+    def record_judged(
+        self,
+        *,
+        trigger: str,
+        rulings: Mapping[str, str],
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cost_usd: float | None = None,
+    ) -> None:
+        """One item a judge panel ruled on: why, each judge's verdict, what it cost.
+
+        Args:
+            trigger: Why the item reached the judges (``anomalous``, ``flagged``, ``sampled``).
+            rulings: Each judge's verdict (``pass``, ``fail``, ``unknown``).
+            input_tokens: Prompt tokens of its calls.
+            output_tokens: Completion tokens of its calls.
+            cost_usd: Their cost, when every call was priced.
+        """
+        self._judged.add(1, {"trigger": trigger})
+        for judge, verdict in rulings.items():
+            self._rulings.add(1, {"judge": judge, "verdict": verdict})
+        self._judge_tokens.add(input_tokens, {"direction": "input"})
+        self._judge_tokens.add(output_tokens, {"direction": "output"})
+        if cost_usd is not None:
+            self._judge_cost.add(cost_usd)
+
+    def record_verdict(self, *, agent: str, scorer: str, band: str, outcome: str) -> None:
+        """One verdict of a trajectory scorer on an agent's run.
+
+        Args:
+            agent: The agent's name.
+            scorer: The scorer's name.
+            band: ``healthy``, ``review``, ``danger``, or ``none`` when not banded.
+            outcome: ``pass``, ``fail`` or ``abstain``.
+        """
+        attributes = {"agent": agent, "scorer": scorer, "band": band, "outcome": outcome}
+        self._verdicts.add(1, attributes)
 
     def record_run_metric(
         self, name: str, value: float, attributes: Attributes | None = None

@@ -47,10 +47,10 @@ def score(
 ) -> None:
     """Score every prediction of a JSONL file; append results to a sink, store them, summarise."""
     from arbiter.errors import InputError, Interrupted
-    from arbiter.online.build import build_pipeline
     from arbiter.online.config import OnlineConfig
     from arbiter.online.sink import JsonlSink
     from arbiter.service.online import check_sink_is_not_input, score_file
+    from arbiter.service.online_judges import online_pipeline
     from arbiter.store import new_run_id
     from arbiter.telemetry import Telemetry
 
@@ -64,7 +64,7 @@ def score(
     check_sink_is_not_input(file, out_path)
     telemetry = Telemetry.from_env()
     try:
-        pipeline = build_pipeline(online_config, options, telemetry=telemetry)
+        pipeline = online_pipeline(online_config, options, telemetry=telemetry)
         store = open_store(options)
         try:
             try:
@@ -141,6 +141,20 @@ def render_summary(report: SummaryReport, *, source: str) -> str:
         counts("judge sources", report.judge_sources)
     else:
         rows.append(("scored by judge", "- (no item reached a judge)"))
+    if report.judged is not None:
+        rate("judged by panel", report.judged)
+        counts("judged because", report.judged_by_trigger)
+        for judge, verdicts in report.judge_verdicts.items():
+            counts(f"  {judge}", verdicts)
+        usage = report.judge_usage
+        cost = "-" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
+        rows.append(
+            (
+                "judge calls",
+                f"{usage.calls} ({usage.cached} cached), tokens {usage.input_tokens:,} in / "
+                f"{usage.output_tokens:,} out, cost {cost}",
+            )
+        )
     counts("flags", report.flags_by_rule)
     latency = "   ".join(
         f"{name} {_ms(layer.p50_ms)} / {_ms(layer.p95_ms)}"

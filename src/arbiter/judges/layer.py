@@ -99,10 +99,12 @@ async def run_judges(
 
 async def _isolated(judge: LayerJudge, example: Example, output: Output, meter: CallMeter) -> Score:
     try:
-        return await judge.judge(example, output, meter)
+        score = await judge.judge(example, output, meter)
     except Exception as exc:  # one judge's failure is its abstention, not the layer's
         error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
         return Score(name=judge.name, error=error, model=meter.total)
+    # A judge's score carries its name here, as the scorer wrapper names it in a run.
+    return score if score.name else score.model_copy(update={"name": judge.name})
 
 
 class LayerJudge(Protocol):

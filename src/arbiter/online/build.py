@@ -89,6 +89,7 @@ def build_pipeline(
     transport: httpx.AsyncBaseTransport | None = None,
     registries: Registries | None = None,
     layers: Sequence[Layer] = (),
+    closers: Sequence[object] = (),
 ) -> OnlinePipeline:
     """Build the pipeline a config describes; only the configured layers are built.
 
@@ -101,15 +102,23 @@ def build_pipeline(
             (tests); systems under test take theirs from their description.
         registries: Where providers, embedders and stores are looked up by name.
         layers: Layers of one's own, after the built-in ones (see ``OnlinePipeline``).
+        closers: More backends the pipeline closes with its own (those of ``layers``).
 
     Returns:
         A ready pipeline.
 
     Raises:
         InputError: A rule file, provider name, system description or embedder option
-            is invalid, or the judges have no vocabulary.
+            is invalid, the judges have no vocabulary, or ``judge_panel`` is set and no
+            layer of ``layers`` is the judge panel (build those pipelines with
+            :func:`arbiter.service.online_judges.online_pipeline`).
     """
     config = config or OnlineConfig()
+    if config.judge_panel is not None and not any(x.name == "judge_panel" for x in layers):
+        raise InputError(
+            "judge_panel: the LLM judge panels are built by the service layer; use "
+            "arbiter.service.online_judges.online_pipeline (arbiter online score does)"
+        )
     telemetry = telemetry or Telemetry.disabled()
     rules = config.rule_set()
     builder = _Builder(settings, transport, registries or Registries())
@@ -165,7 +174,7 @@ def build_pipeline(
         budget_s=config.budget_s,
         budget_margin_s=config.budget_margin_s,
         telemetry=telemetry,
-        closers=builder.closers,
+        closers=[*builder.closers, *closers],
     )
 
 
@@ -275,9 +284,14 @@ class TracedJudge:
         return self._judge.timeout
 
     async def verdict(self, prediction: Prediction, context: str | None) -> str:
-        """The wrapped judge's verdict, inside a span (an exception is recorded on it)."""
+        """The wrapped judge's verdict, inside a span (an exception is recorded on it, as
+        an ``exception`` event with its type and message, and counted by type)."""
         with self._telemetry.span(f"arbiter.judge.{self.name}", {"judge": self.name}):
-            return await self._judge.verdict(prediction, context)
+            try:
+                return await self._judge.verdict(prediction, context)
+            except Exception as exc:
+                self._telemetry.record_judge_error(self.name, type(exc).__name__)
+                raise
 
 
 async def evaluate_item(

@@ -12,8 +12,13 @@ Embedder and store kinds are those of the registries of :mod:`arbiter.vectors.re
       "anomalous": [{"field": "label", "op": "in", "value": ["critical"]}],
       "budget_s": 25,
       "judges": [{"name": "ollama", "provider": "ollama", "model": "qwen3:8b", "timeout": 20}],
-      "consistency": {"embedder": {"kind": "ollama"}, "store": {"kind": "upstash"}}
+      "consistency": {"embedder": {"kind": "ollama"}, "store": {"kind": "upstash"}},
+      "judge_panel": {"judges": ["answer_groundedness"], "panel": ["ollama:qwen3:8b"]}
     }
+
+``judges`` is the chain of classifier judges (a label from the vocabulary);
+``judge_panel`` the decomposed LLM judges of agent runs, each with a panel of models
+(built by :func:`arbiter.service.online_judges.online_pipeline`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ __all__ = [
     "DisagreementConfig",
     "EmbedderConfig",
     "JudgeConfig",
+    "JudgePanelConfig",
     "OnlineConfig",
     "PolicyGroundingConfig",
     "StoreConfig",
@@ -129,6 +135,23 @@ class JudgeConfig(_Strict):
     """Seconds the circuit stays open before a trial call."""
 
 
+class JudgePanelConfig(_Strict):
+    """The decomposed LLM judges of agent runs, on escalated items (an expensive layer)."""
+
+    judges: list[str] | None = Field(default=None, min_length=1)
+    """The judges to ask (``groundedness``, ``scope_faithfulness``, ...); None: all eight.
+    Each abstains, without a call, on a run that lacks what it reads."""
+    panel: list[str | dict[str, Any]] = Field(min_length=1)
+    """The models of every judge's panel: ``"provider:model"`` or a mapping of the
+    fields of :class:`arbiter.judges.panel.JudgeConfig` (``timeout``, ``enabled``, ...)."""
+    max_members: int = Field(default=3, ge=1)
+    """Most models seated, one per provider family."""
+    budget_s: float = Field(default=25.0, gt=0)
+    """Bound on one item's judging; raised to the longest call timeout + ``margin_s``."""
+    margin_s: float = Field(default=2.0, ge=0)
+    """Seconds over the longest call timeout that floor allows."""
+
+
 class DisagreementConfig(_Strict):
     """Layer 2: the same input to several systems under test."""
 
@@ -153,9 +176,10 @@ class OnlineConfig(_Strict):
     anomalous: list[Condition] = Field(default_factory=list)
     """An item matching any of these is escalated as anomalous (e.g. label in a set)."""
     sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
-    """Share of clean items escalated anyway, drawn from a seeded RNG."""
+    """Share of clean items escalated anyway (to the judges); 0: only flagged and
+    anomalous items are. Drawn per item id (:mod:`arbiter.online.sampling`)."""
     seed: int = 0
-    """Seed of the sampling RNG."""
+    """Seed of the per-item draw."""
     budget_s: float = Field(default=25.0, gt=0)
     """Bound on the escalated layers; raised to the longest single call + margin."""
     budget_margin_s: float = Field(default=1.0, ge=0)
@@ -166,6 +190,8 @@ class OnlineConfig(_Strict):
     """Layer 3, or None."""
     judges: list[JudgeConfig] = Field(default_factory=list)
     """Layer 4: the judge chain, in order; empty switches it off."""
+    judge_panel: JudgePanelConfig | None = None
+    """The LLM judge panels of agent runs, or None."""
 
     @field_validator("rules", mode="after")
     @classmethod

@@ -7,10 +7,12 @@ prediction:
    then grounding stages 1-2, and stage 3 when an embedder is configured and the text
    makes regulatory claims);
 2. the item is escalated when a free layer flagged it, it is anomalous, or it falls in
-   the sample rate of clean items: the expensive layers (the built-in ones:
-   disagreement, consistency, the judge chain) then run concurrently, all bounded by
-   one budget. When the budget expires, finished layers are kept and each unfinished
-   one is recorded as ``abstained`` with the cut-off named.
+   the sample rate of clean items (a seeded draw per item id, see
+   :mod:`arbiter.online.sampling`): the expensive layers (the built-in ones:
+   disagreement, consistency, the judge chain; a judge panel joins as a layer of its
+   own) then run concurrently, all bounded by one budget. When the budget expires,
+   finished layers are kept and each unfinished one is recorded as ``abstained`` with
+   the cut-off named.
 
 Nothing raises to the caller: a layer's exception becomes an ``error`` status and a
 line in ``errors``; an unreadable prediction becomes a result saying so.
@@ -38,6 +40,7 @@ from arbiter.online.judge_chain import JudgeChain, JudgeLayer
 from arbiter.online.layer import Layer, LayerContext, NotRun, Unconfigured
 from arbiter.online.reading import Item, describe_error, fallback_id, read_prediction
 from arbiter.online.rules import Condition, RuleSet, default_rules
+from arbiter.online.sampling import SAMPLED, sampled, trigger
 from arbiter.params import check_number, invalid
 from arbiter.systems.base import SystemUnderTest
 from arbiter.telemetry import Telemetry
@@ -93,8 +96,10 @@ class OnlinePipeline:
         layers: Layers of one's own, after the built-in ones: a free one runs after
             grounding, an expensive one beside the other expensive layers.
         anomalous: An item matching any condition is escalated.
-        sample_rate: Share of clean items escalated anyway.
-        seed: Seed of the sampling RNG.
+        sample_rate: Share of clean items escalated anyway, each drawn by a hash of
+            ``seed`` and its id (:func:`arbiter.online.sampling.sampled`): an item's
+            draw is the same in any order and in any re-run.
+        seed: Seed of the draw; None: a new one for this pipeline.
         budget_s: Bound on the escalated layers; raised to the longest single call
             (a layer's ``budget_floor``: the judge or system timeout) plus
             ``budget_margin_s``, logged and kept in ``budget_note``.
@@ -152,7 +157,8 @@ class OnlinePipeline:
         self._closers = list(closers)
         self._anomalous = [(c.describe(), c.compile()) for c in anomalous]
         self.sample_rate = sample_rate
-        self._rng = random.Random(seed)
+        self.seed = random.SystemRandom().randrange(2**32) if seed is None else seed
+        """The seed of the per-item draw."""
         self._telemetry = telemetry or Telemetry.disabled()
         # Off, spans and metrics go nowhere: skip even the calls on the hot path.
         self._traced = self._telemetry.enabled
@@ -238,7 +244,11 @@ class OnlinePipeline:
             )
         result.total_ms = (time.perf_counter() - started) * 1000.0
         if self._traced:
-            self._telemetry.record_item(escalated=result.escalated)
+            self._telemetry.record_item(
+                escalated=result.escalated,
+                latency_ms=result.total_ms,
+                trigger=trigger(result.escalation_reasons),
+            )
         return result
 
     async def _traced_evaluate(
@@ -281,7 +291,7 @@ class OnlinePipeline:
             if run.errors:
                 errors += run.errors
                 run.errors = []
-        self._escalation(item.doc, reasons)
+        self._escalation(item, reasons)
         if reasons:
             await self._escalate(item, found, errors, reasons, context, input, span)
         else:
@@ -295,14 +305,14 @@ class OnlinePipeline:
             errors=errors,
         )
 
-    def _escalation(self, doc: Mapping[str, Any], reasons: list[str]) -> None:
+    def _escalation(self, item: Item, reasons: list[str]) -> None:
         """Add the pipeline's own reasons to the free layers' flags: anomalous, sampled."""
         for description, holds in self._anomalous:
-            if holds(doc):
+            if holds(item.doc):
                 reasons.append(f"anomalous: {description}")
                 break
-        if not reasons and self.sample_rate > 0.0 and self._rng.random() < self.sample_rate:
-            reasons.append("sampled")
+        if not reasons and sampled(item.id, self.sample_rate, self.seed):
+            reasons.append(SAMPLED)
 
     async def _escalate(
         self,

@@ -18,10 +18,10 @@ query. Bounded per item: the run is cut to ``max_steps`` (see
 :mod:`arbiter.online.run_bounds`), and scoring stops at ``time_budget_s``, the scorers
 left being recorded as cut-off abstentions. A scorer that raises gives an errored score.
 
-The judge layer of a later issue is an expensive layer beside this one: a failed score
-(a danger band or a failed check) flags the item, which escalates it, and the judge
-reads this layer's :class:`ScoredRun` payload from ``context.found["scorers"]`` to
-refine what the rules condemned.
+The LLM judge panels are an expensive layer beside this one
+(:class:`~arbiter.online.judge_panel.JudgePanelLayer`): a failed score (a danger band
+or a failed check) flags the item, which escalates it, so the judges refine what the
+rules condemned, and read the same run (:func:`carried_run`, :func:`item_example`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from arbiter.online.run_bounds import MAX_DEPTH, AgentRun, UnusableRun, bounded_
 from arbiter.params import check_number, invalid
 from arbiter.scoring.base import Scorer
 
-__all__ = ["Applies", "OnScores", "ScoredRun", "ScorersLayer"]
+__all__ = ["Applies", "OnScores", "ScoredRun", "ScorersLayer", "carried_run", "item_example"]
 
 Applies = Callable[[str | None], bool]
 """Whether a scorer applies to a run of this agent class (None: unclassed)."""
@@ -134,7 +134,7 @@ class ScorersLayer:
 
     async def run(self, item: Item, context: LayerContext) -> LayerPayload | None:
         """The run's scores; abstains (``NotRun``) when the item carries no run."""
-        found, flow = _carried_run(item.doc)
+        found, flow = carried_run(item.doc)
         if found is None:
             raise NotRun("no trajectory or flow run")
         try:
@@ -152,7 +152,7 @@ class ScorersLayer:
             context.note(line)
         agent_class = "flow" if isinstance(run, FlowRun) else run.agent.agent_class
         applicable, skipped = self._applicable(agent_class)
-        example = self._example(item, context)
+        example = item_example(item, context.input, self._assertions)
         output = Output.model_construct(
             id=item.id,
             label=None,
@@ -205,24 +205,6 @@ class ScorersLayer:
                 skipped.append(name)
         return applicable, skipped
 
-    def _example(self, item: Item, context: LayerContext) -> Example:
-        """The case an online item stands for: its query and its assertions."""
-        metadata = item.doc.get("metadata")
-        metadata = metadata if isinstance(metadata, Mapping) else {}
-        query = context.input if context.input is not None else metadata.get("input")
-        declared = metadata.get("assertions")
-        assertions = {**self._assertions, **(declared if isinstance(declared, Mapping) else {})}
-        # Constructed, not validated: the id is the item's, whatever characters it holds.
-        return Example.model_construct(
-            id=item.id,
-            input=dict(query) if isinstance(query, Mapping) else {},
-            expected_label=None,
-            expected=assertions or None,
-            output=None,
-            cohort=None,
-            metadata={},
-        )
-
     async def _score(
         self, scorers: Sequence[tuple[str, Scorer]], example: Example, output: Output
     ) -> list[Score]:
@@ -257,7 +239,34 @@ async def _one(name: str, scorer: Scorer, example: Example, output: Output) -> S
     return score
 
 
-def _carried_run(doc: Mapping[str, Any]) -> tuple[object | None, bool]:
+def item_example(
+    item: Item, input: Mapping[str, Any] | None, defaults: Mapping[str, Any] | None = None
+) -> Example:
+    """The case an online item stands for: its query and its assertions.
+
+    Args:
+        item: The item as read.
+        input: The caller's input; None: the item's ``metadata.input``.
+        defaults: Assertions the item's own ``metadata.assertions`` override key by key.
+    """
+    metadata = item.doc.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    query = input if input is not None else metadata.get("input")
+    declared = metadata.get("assertions")
+    assertions = {**(defaults or {}), **(declared if isinstance(declared, Mapping) else {})}
+    # Constructed, not validated: the id is the item's, whatever characters it holds.
+    return Example.model_construct(
+        id=item.id,
+        input=dict(query) if isinstance(query, Mapping) else {},
+        expected_label=None,
+        expected=assertions or None,
+        output=None,
+        cohort=None,
+        metadata={},
+    )
+
+
+def carried_run(doc: Mapping[str, Any]) -> tuple[object | None, bool]:
     """The run an item carries and whether it is a flow: top level first, then metadata."""
     metadata = doc.get("metadata")
     for where in (doc, metadata if isinstance(metadata, Mapping) else {}):

@@ -16,8 +16,9 @@ from typing import IO
 
 from pydantic import BaseModel, Field
 
-from arbiter.contract import OnlineResult
+from arbiter.contract import ModelCalls, OnlineResult
 from arbiter.online.judge_chain import FALLBACK_SOURCE
+from arbiter.online.judge_panel import JudgedRun
 from arbiter.stats import wilson_interval
 
 __all__ = [
@@ -167,6 +168,14 @@ class SummaryReport(BaseModel):
     """Of those, the share a real judge answered (not the heuristics fallback)."""
     judge_sources: dict[str, int] = Field(default_factory=dict)
     """Judge outcomes by the source that resolved them."""
+    judged: Rate | None = None
+    """Items the LLM judge panels ruled on, of all items; None without a judge panel."""
+    judged_by_trigger: dict[str, int] = Field(default_factory=dict)
+    """Judged items by why they reached the judges: anomalous, flagged, sampled."""
+    judge_verdicts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Per judge: how many of its rulings were pass, fail and unknown."""
+    judge_usage: ModelCalls = Field(default_factory=ModelCalls)
+    """Calls, tokens and cost of every judge-panel call of the batch, summed."""
     flags_by_rule: dict[str, int] = Field(default_factory=dict)
     """Heuristic findings by rule, plus ``grounding`` for ungrounded claims."""
     latency: dict[str, LayerLatency] = Field(default_factory=dict)
@@ -197,6 +206,10 @@ class BatchSummary:
         self._abstained: Counter[str] = Counter()
         self._other_abstained: Counter[str] = Counter()
         self._latency: dict[str, LatencySketch] = {}
+        self._panel = False
+        self._judged: Counter[str] = Counter()
+        self._verdicts: dict[str, Counter[str]] = {}
+        self._usage = ModelCalls()
 
     def add(self, result: OnlineResult) -> None:
         """Count one result."""
@@ -219,6 +232,23 @@ class BatchSummary:
                 (self._abstained if report.cut_off else self._other_abstained)[name] += 1
         if "error_kind" not in result.metadata:
             self._sketch("total").add(result.total_ms)
+        self._add_judged(result)
+
+    def _add_judged(self, result: OnlineResult) -> None:
+        panel = result.layers.get("judge_panel")
+        if panel is None or panel.status == "not_configured":
+            return
+        self._panel = True
+        try:
+            judged = result.payload("judge_panel", JudgedRun)
+        except (TypeError, ValueError):  # a payload of another shape is not counted
+            return
+        if judged is None:
+            return
+        self._judged[judged.trigger] += 1
+        for judge, verdict in judged.rulings.items():
+            self._verdicts.setdefault(judge, Counter())[verdict] += 1
+        self._usage = self._usage + judged.model
 
     def _sketch(self, name: str) -> LatencySketch:
         sketch = self._latency.get(name)
@@ -244,6 +274,13 @@ class BatchSummary:
             judge_reached=reached,
             scored_by_judge=Rate.of(by_judge, reached),
             judge_sources=dict(self._judge_sources.most_common()),
+            judged=Rate.of(sum(self._judged.values()), self.items) if self._panel else None,
+            judged_by_trigger=dict(self._judged.most_common()),
+            judge_verdicts={
+                judge: {v: counts[v] for v in ("pass", "fail", "unknown")}
+                for judge, counts in self._verdicts.items()
+            },
+            judge_usage=self._usage,
             flags_by_rule=dict(self._rules.most_common()),
             latency=latency,
             errors=dict(self._errors.most_common()),
@@ -254,7 +291,15 @@ class BatchSummary:
         )
 
 
-_LAYER_ORDER = ("heuristics", "grounding", "disagreement", "consistency", "judge")
+_LAYER_ORDER = (
+    "heuristics",
+    "grounding",
+    "scorers",
+    "disagreement",
+    "consistency",
+    "judge",
+    "judge_panel",
+)
 
 
 def _layer_order(name: str) -> tuple[int, str]:

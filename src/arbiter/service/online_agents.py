@@ -5,8 +5,10 @@
 trajectory scorer of the registry whose factory loads (:func:`trajectory_scorers`
 says which did not, and why). With telemetry on, each item's verdicts go out as
 OpenTelemetry ``gen_ai.evaluation.result`` events linked to the trace the run was
-imported from (:func:`evaluation_events`). A trajectory judge, when there is one, joins
-as an expensive layer (``layers=``) and runs on the items a scorer failed::
+imported from (:func:`evaluation_events`), and counted by agent, scorer and band
+(``arbiter.trajectory.verdicts``). The LLM judge panels join as an expensive layer
+(``layers=``, :func:`arbiter.service.online_judges.online_pipeline` builds it from a
+config's ``judge_panel``) and run on the items a scorer failed, and on the sampled ones::
 
     pipeline = agent_pipeline(telemetry=Telemetry.from_env())
     result = await score_trajectory(trajectory, pipeline=pipeline)
@@ -21,7 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from arbiter.contract import FlowRun, OnlineResult, Prediction, Score, Trajectory
+from arbiter.contract import UNNAMED_AGENT, FlowRun, OnlineResult, Prediction, Score, Trajectory
 from arbiter.contract.trajectory import MAX_STEPS
 from arbiter.errors import InputError
 from arbiter.online.build import build_pipeline
@@ -106,10 +108,17 @@ def evaluation_events(telemetry: Telemetry) -> OnScores:
 
     The events are parented to the run's own span: the first of
     ``source.span_ids`` (the span the importer built the run from) in
-    ``source.trace_id``. Never raises.
+    ``source.trace_id``. Each score is also counted in ``arbiter.trajectory.verdicts``
+    by agent, scorer, band and outcome. Never raises.
     """
 
     def emit(run: AgentRun, scores: Sequence[Score]) -> None:
+        agent = run.agent.name or UNNAMED_AGENT
+        for score in scores:
+            outcome = "abstain" if score.passed is None else "pass" if score.passed else "fail"
+            telemetry.record_verdict(
+                agent=agent, scorer=score.name, band=score.band or "none", outcome=outcome
+            )
         source = run.source
         span_ids = source.span_ids if source is not None else []
         attributes: dict[str, str | int | float | bool] = {}
@@ -143,6 +152,7 @@ def agent_pipeline(
     layers: Sequence[Layer] = (),
     settings: Settings | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    closers: Sequence[object] = (),
 ) -> OnlinePipeline:
     """An online pipeline scoring each item's agent run with the trajectory scorers.
 
@@ -162,6 +172,7 @@ def agent_pipeline(
             scorer failed, and on the sampled ones.
         settings: Keys and URLs for the layers ``config`` names.
         transport: An httpx transport for them (tests).
+        closers: Backends of ``layers`` the pipeline closes with its own.
 
     Raises:
         InputError: ``config`` names something that cannot be built.
@@ -187,7 +198,12 @@ def agent_pipeline(
         on_scores=on_scores,
     )
     return build_pipeline(
-        config, settings, telemetry=telemetry, transport=transport, layers=[layer, *layers]
+        config,
+        settings,
+        telemetry=telemetry,
+        transport=transport,
+        layers=[layer, *layers],
+        closers=closers,
     )
 
 
