@@ -20,13 +20,23 @@ changed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from arbiter.attest import SigningKey, digest_of, load_signing_key, pair_digests, sha256_hex
-from arbiter.contract import Case, PairResult, Report, RunInfo, Score, ScorerSpec, Verdict
+from arbiter.contract import (
+    Case,
+    PairResult,
+    Report,
+    RunInfo,
+    ScorerSpec,
+    StoredTrajectory,
+    Verdict,
+)
 from arbiter.store import Store
 from arbiter.store.signature_repository import save_signature
 
@@ -44,7 +54,7 @@ __all__ = [
     "attest_gate",
     "attest_record",
     "attest_run",
-    "attest_trajectory_scores",
+    "attest_trajectories",
     "attest_verdict",
     "attestation_document",
     "configured_signer",
@@ -53,6 +63,7 @@ __all__ = [
     "result_line",
     "run_pairs",
     "run_subject",
+    "trajectory_parts",
     "verdict_parts",
     "verdict_record_id",
 ]
@@ -98,18 +109,27 @@ def arbiter_version() -> str:
 
 
 def configured_signer(settings: Settings | None = None) -> SigningKey | None:
-    """The key ``settings.signing_key`` names (read from the environment when not given).
+    """The key ``settings.signing_key`` names; without settings, the key the environment
+    names (``ARBITER_SIGNING_KEY``, else ``.env``).
 
     Raises:
         InputError: A key is configured but cannot be read.
     """
-    if settings is None:
-        from arbiter.config import Settings
+    path = settings.signing_key if settings is not None else _configured_path()
+    return load_signing_key(path) if path is not None else None
 
-        settings = Settings()
-    if settings.signing_key is None:
+
+def _configured_path() -> Path | None:
+    # Building Settings() costs milliseconds (a server judging hundreds of outputs a
+    # second would feel it): the variable itself is read first, .env only if one exists.
+    value = os.environ.get("ARBITER_SIGNING_KEY")
+    if value is not None:
+        return Path(value) if value else None
+    if not Path(".env").is_file():
         return None
-    return load_signing_key(settings.signing_key)
+    from arbiter.config import Settings
+
+    return Settings().signing_key
 
 
 def resolve_signer(signer: Signer) -> SigningKey | None:
@@ -326,33 +346,39 @@ def attest_verdict(
     )
 
 
-def attest_trajectory_scores(
-    store: Store,
-    record_id: str,
-    *,
-    trajectory_sha256: str,
-    scores: Sequence[Score],
-    specs: Sequence[ScorerSpec],
-    verdict: Any = None,
-    signer: Signer = CONFIGURED,
-) -> dict[str, str] | None:
-    """Sign a trajectory's score set, bound to the trajectory's hash and the scorers used.
+def trajectory_parts(record: StoredTrajectory) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The subject (the run's hash) and claim (its scores and verdict) of a stored agent run."""
+    subject = {
+        "run_id": record.id,
+        "agent": record.agent,
+        "source_format": record.source_format,
+        "trajectory_sha256": record.trajectory_hash,
+    }
+    claim = {
+        "scores": [score.model_dump(mode="json") for score in record.scores],
+        "not_applicable": record.not_applicable,
+        "passed": record.passed,
+        "band": record.band,
+        "convicted_by": record.convicted_by,
+    }
+    return subject, claim
 
-    Args:
-        store: The store.
-        record_id: The stored trajectory's id.
-        trajectory_sha256: The trajectory's content hash.
-        scores: Its scores, in scorer order.
-        specs: The scorers' specs.
-        verdict: Its verdict (any JSON), if one was drawn.
-        signer: Who signs (default: the configured key).
-    """
-    return attest_record(
-        store,
-        "trajectory_scores",
-        record_id,
-        subject={"trajectory_sha256": trajectory_sha256},
-        scorers=_specs(specs),
-        claim={"scores": [s.model_dump(mode="json") for s in scores], "verdict": verdict},
-        signer=signer,
-    )
+
+def attest_trajectories(
+    store: Store, records: Sequence[StoredTrajectory], *, signer: Signer = CONFIGURED
+) -> None:
+    """Sign each stored agent run's score set, bound to the run's hash and its scorers."""
+    key = resolve_signer(signer)
+    if key is None:
+        return
+    for record in records:
+        subject, claim = trajectory_parts(record)
+        attest_record(
+            store,
+            "trajectory_scores",
+            record.id,
+            subject=subject,
+            scorers=_specs(record.scorers),
+            claim=claim,
+            signer=key,
+        )

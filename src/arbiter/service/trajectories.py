@@ -45,6 +45,7 @@ from arbiter.errors import InputError
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.scorers_layer import ScoredRun
 from arbiter.scoring.registry import ScorerRegistry
+from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.online_agents import agent_pipeline, score_trajectory, trajectory_scorers
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
@@ -239,7 +240,9 @@ async def score_and_store(
         await score_run(run, scoring=scoring, owner=owner, assertions=assertions, input=input)
         for run in runs
     ]
+    key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
     save_trajectories(store, records, owner=owner, superseded=superseded)
+    attest_trajectories(store, records, signer=key)  # signed when a key is configured
     return records
 
 

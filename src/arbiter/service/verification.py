@@ -13,8 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from arbiter.attest import Verification, digest_of, verify_envelope
 from arbiter.contract import Case, Verdict
+from arbiter.contract.trajectory_records import run_hash
 from arbiter.errors import InputError, StoreError
-from arbiter.service.attestation import run_pairs, run_subject, verdict_parts, verdict_record_id
+from arbiter.service.attestation import (
+    run_pairs,
+    run_subject,
+    trajectory_parts,
+    verdict_parts,
+    verdict_record_id,
+)
 from arbiter.service.runs import load_run
 from arbiter.store import Store
 from arbiter.store.jury_repository import (
@@ -28,6 +35,7 @@ from arbiter.store.signature_repository import (
     list_signatures,
     verdict_key,
 )
+from arbiter.store.trajectory_repository import get_trajectory
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -106,6 +114,17 @@ def _recheck(store: Store, kind: str, payload: Mapping[str, Any], problems: list
         _compare("case", signed_subject, now_subject, problems)
         _compare("verdict", payload.get("claim"), now_claim, problems)
         return "the case, output and verdict match the store"
+    if kind == "trajectory_scores":
+        record = get_trajectory(store, payload["record_id"])
+        if record is None:
+            raise StoreError(f"agent run {payload['record_id']}: signed, but no longer stored")
+        now_subject, now_claim = trajectory_parts(record)
+        subject_run = record.trajectory or record.flow
+        if subject_run is not None and run_hash(subject_run) != record.trajectory_hash:
+            problems.append("the stored trajectory no longer has the hash it was scored with")
+        _compare("run", subject, now_subject, problems)
+        _compare("scores", payload.get("claim"), now_claim, problems)
+        return "the trajectory's hash, scores and verdict match the store"
     return "signature only (this kind of record is not re-read from the store)"
 
 
