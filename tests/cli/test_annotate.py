@@ -89,7 +89,7 @@ def test_a_file_is_imported_or_refused_at_its_file_and_line(cli: Cli, tmp_path: 
     path.write_text(json.dumps(good) + "\n" + json.dumps(note) + "\n", "utf-8")
     result = cli("annotate", "--file", str(path), "--annotator", "ana")
     assert result.code == 0, result.err
-    assert result.out == f"stored 2 annotations from {path}: 1 on a ruling shown, 1 notes\n"
+    assert result.out == f"stored 2 annotations from {path}: 1 on a ruling shown, 1 note\n"
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(good) + "\n" + json.dumps({**note, "label": "ok"}) + "\n", "utf-8")
     refused = cli("annotate", "--file", str(bad), "--annotator", "ana")

@@ -160,7 +160,7 @@ def _report(stored: list[Annotation], source: str, as_json: bool) -> None:
         where = escape.terminal(source, single_line=True)
         lines = [
             f"stored {len(stored)} annotations {where}: "
-            f"{len(stored) - notes} on a ruling shown, {notes} notes"
+            f"{len(stored) - notes} on a ruling shown, {notes} {'note' if notes == 1 else 'notes'}"
         ]
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
