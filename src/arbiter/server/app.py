@@ -14,7 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from arbiter import __version__
 from arbiter.config import Settings
-from arbiter.server import api_agents, api_core, api_runs
+from arbiter.server import api_agents, api_annotations, api_core, api_runs
 from arbiter.server.errors import install_error_handlers
 from arbiter.server.limits import BodyLimit
 from arbiter.server.pages_agents import router as agent_pages
@@ -56,5 +56,6 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     app.include_router(agent_pages)
     app.include_router(api_core.router)
     app.include_router(api_runs.router)
+    app.include_router(api_annotations.router)
     app.include_router(api_agents.router)
     return app

@@ -1,4 +1,4 @@
-"""Browsing what is stored, page by page, as a viewer may see it: runs, results, verdicts.
+"""Browsing what is stored, as a viewer may see it: runs, results, verdicts, annotations.
 
 The REST API and the pages call these same functions. A ``viewer`` is the id of the
 API key asking (it sees the records it made) or None (an admin key, an open server:
@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
-from arbiter.contract import PairResult, RunInfo
+from arbiter.contract import Annotation, PairResult, RunInfo
 from arbiter.errors import StoreError
+from arbiter.judges.calibration import CalibrationReport, calibrate, pairs_from_annotations
+from arbiter.service.annotations import list_annotations
 from arbiter.service.compare import Comparison, compare_runs
 from arbiter.service.runs import StoredRun, load_run
 from arbiter.store import Store
@@ -32,12 +34,14 @@ __all__ = [
     "ResultFilter",
     "RunFilter",
     "StoredVerdict",
+    "calibrate_visible",
     "compare_visible_runs",
     "find_run",
     "find_verdict",
     "list_results",
     "list_runs",
     "list_verdicts",
+    "list_visible_annotations",
     "run_report",
 ]
 
@@ -144,3 +148,39 @@ def list_verdicts(
     """A page of stored jury verdicts, newest first."""
     verdicts, total = page_verdicts(store, viewer=viewer, offset=offset, limit=limit)
     return Listing(verdicts, total, offset, limit)
+
+
+def list_visible_annotations(
+    store: Store,
+    *,
+    viewer: str | None,
+    item: str | None = None,
+    dimension: str | None = None,
+    judge: str | None = None,
+    latest: bool = True,
+) -> list[Annotation]:
+    """The annotations ``viewer`` may see (its own; None: everyone's), oldest first."""
+    return list_annotations(
+        store,
+        item=item,
+        dimension=dimension,
+        judge=judge,
+        owner=viewer,
+        everyone=viewer is None,
+        latest=latest,
+    )
+
+
+def calibrate_visible(
+    store: Store,
+    *,
+    viewer: str | None,
+    judge: str | None = None,
+    dimension: str | None = None,
+    n_resamples: int = 2000,
+) -> CalibrationReport:
+    """Each judge's agreement with the humans (kappa, agreement, n, status) per dimension,
+    over the latest annotations ``viewer`` may see."""
+    annotations = list_visible_annotations(store, viewer=viewer, dimension=dimension, judge=judge)
+    pairs, excluded = pairs_from_annotations(annotations)
+    return calibrate(pairs, n_resamples=n_resamples, excluded=excluded)
