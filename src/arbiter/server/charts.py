@@ -160,7 +160,7 @@ def interval_bars(
             f'<text x="{label_w - 10}" y="{_f(y + 4)}" text-anchor="end">{name}</text>'
             f'<rect class="track" x="{_f(track_x)}" y="{_f(y - 7)}" width="{_f(track_w)}" '
             'height="14" rx="3"/>'
-            f'<rect class="range" x="{_f(track_x)}" y="{_f(y - 7)}" width="{_f(bar_w)}" '
+            f'<rect class="bar" x="{_f(track_x)}" y="{_f(y - 7)}" width="{_f(bar_w)}" '
             'height="14" rx="3"/>'
             + _whisker_body(track_x, track_w, y, row.estimate, row.low, row.high)
             + f'<text x="{_f(track_x + track_w + 12)}" y="{_f(y + 4)}">{pct(row.estimate)}'

@@ -16,7 +16,7 @@
 
   function label(button) {
     var next = current() === "dark" ? "light" : "dark";
-    button.textContent = next === "dark" ? "Dark theme" : "Light theme";
+    button.textContent = next === "dark" ? "Dark" : "Light";
     button.setAttribute("aria-label", "Switch to the " + next + " theme");
   }
 

@@ -1,0 +1,295 @@
+"""What the run pages show, as library functions that stay fast on large runs.
+
+A run's report is recomputed from every stored result, which takes seconds on 100,000
+of them; it is computed once per state of the run (results done, status) and kept in
+the store (:mod:`arbiter.store.report_repository`). A page of per-example results is
+read by position from the store (:func:`arbiter.service.browse.list_results`) and joined
+to just the examples it shows, through an index of the dataset's examples by id, so the
+table of a run of 100,000 results opens as fast as one of 100.
+
+:class:`ReportKeeper` decides who computes a missing report: a small run's is computed
+at once; a large run's on a thread of its own, while the page says the figures are on
+their way (one computation per run at a time).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arbiter.contract import Example, Interval, PairResult, Report, RunInfo
+from arbiter.errors import ArbiterError
+from arbiter.harness.comparability import comparability_notes, scorer_notes
+from arbiter.harness.diff import MetricDelta, diff_runs
+from arbiter.harness.figures import binary_valued, label_only
+from arbiter.harness.pairs import PairRow, pair_rows
+from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
+from arbiter.service.compare import Comparison
+from arbiter.service.runs import StoredRun, incomplete_note, load_run
+from arbiter.store import Store
+from arbiter.store.report_repository import (
+    KeptReport,
+    examples_by_id,
+    index_examples,
+    keep_report,
+    kept_reports,
+)
+
+__all__ = [
+    "SYNC_LIMIT",
+    "CohortChange",
+    "ExampleRow",
+    "PageComparison",
+    "ReportKeeper",
+    "RunView",
+    "compare_for_page",
+    "example_page",
+    "primary_figure",
+]
+
+SYNC_LIMIT = 20_000
+"""Results up to which a missing report is computed while the page waits."""
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run's header and, when it is ready, its report."""
+
+    info: RunInfo
+    """The run's header."""
+    report: Report | None
+    """The report for the run's current state; None while a large run's is computed."""
+    binary_scorers: frozenset[str]
+    """Scorers whose every value is 0 or 1 (their mean value is the pass rate)."""
+    stale: Report | None = None
+    """An older report of the run (fewer results, another status), shown meanwhile."""
+
+
+def primary_figure(report: Report) -> tuple[str, Interval]:
+    """The figure a run is judged by: mapped (else strict) accuracy for a label-only run,
+    else the pass rate of the combined outcome."""
+    if label_only(report):
+        metrics = report.mapped or report.strict
+        if metrics is not None:
+            return ("accuracy (mapped)" if report.mapped else "accuracy", metrics.accuracy)
+    return "pass rate", report.accuracy
+
+
+def _fresh(kept: KeptReport | None, info: RunInfo) -> bool:
+    return kept is not None and kept.n_done == info.n_done and kept.status == info.status
+
+
+def _compute(store: Store, info: RunInfo) -> tuple[Report, frozenset[str]]:
+    run = load_run(store, info.id)
+    binary = frozenset(binary_valued(run.results))
+    keep_report(
+        store,
+        info.id,
+        n_done=info.n_done,
+        status=info.status,
+        report=run.report,
+        binary_scorers=binary,
+    )
+    return run.report, binary
+
+
+class ReportKeeper:
+    """Hands out runs' reports: kept ones at once, missing ones computed and kept.
+
+    One keeper lives with the app (``app.state``); it remembers only which large runs are
+    being computed right now.
+    """
+
+    def __init__(self, sync_limit: int = SYNC_LIMIT) -> None:
+        """Args: sync_limit: results up to which a missing report is computed at once."""
+        self.sync_limit = sync_limit
+        self._lock = threading.Lock()
+        self._running: dict[str, threading.Thread] = {}
+
+    def view(self, store: Store, run_id: str, *, viewer: str | None) -> RunView:
+        """The run's header and report (see :class:`RunView`).
+
+        Raises:
+            StoreError: No such run, or one ``viewer`` may not see.
+        """
+        info = find_run(store, run_id, viewer=viewer)
+        return self.views(store, [info])[0]
+
+    def views(self, store: Store, infos: Sequence[RunInfo]) -> list[RunView]:
+        """A view of each run, in order; missing reports of small runs computed now."""
+        kept = kept_reports(store, [info.id for info in infos])
+        views = []
+        for info in infos:
+            found = kept.get(info.id)
+            if found is not None and _fresh(found, info):
+                views.append(RunView(info, found.report, frozenset(found.binary_scorers)))
+            elif info.n_done == 0:
+                views.append(RunView(info, None, frozenset()))
+            elif info.n_done <= self.sync_limit:
+                report, binary = _compute(store, info)
+                views.append(RunView(info, report, binary))
+            else:
+                self._start(store, info)
+                views.append(
+                    RunView(info, None, frozenset(), found.report if found is not None else None)
+                )
+        return views
+
+    def computing(self, run_id: str) -> bool:
+        """Whether the report of ``run_id`` is being computed on a thread now."""
+        with self._lock:
+            return run_id in self._running
+
+    def wait(self, run_id: str, timeout: float | None = None) -> None:
+        """Wait until a computation of ``run_id``'s report started here has ended."""
+        with self._lock:
+            thread = self._running.get(run_id)
+        if thread is not None:
+            thread.join(timeout)
+
+    def _start(self, store: Store, info: RunInfo) -> None:
+        with self._lock:
+            if info.id in self._running:
+                return
+
+            def work() -> None:
+                try:
+                    _compute(store, info)
+                    index_examples(store, info.dataset_hash)
+                except ArbiterError:  # the next visit tries again, and says why
+                    pass
+                finally:
+                    with self._lock:
+                        self._running.pop(info.id, None)
+
+            thread = threading.Thread(target=work, name=f"report-{info.id}", daemon=True)
+            self._running[info.id] = thread
+        thread.start()
+
+
+@dataclass(frozen=True)
+class ExampleRow:
+    """One row of the per-example table: the pair as shown, and its example."""
+
+    row: PairRow
+    """The pair: outcome, output, expected, every scorer's score."""
+    example: Example | None
+    """The example (input, expected, metadata); None if the dataset lacks it."""
+    result: PairResult
+    """The stored result (latency, attempts, raw output)."""
+
+
+def example_page(
+    store: Store,
+    info: RunInfo,
+    where: ResultFilter,
+    *,
+    viewer: str | None,
+    offset: int,
+    limit: int,
+) -> Listing[ExampleRow]:
+    """One page of a run's per-example table, joined to the examples it shows.
+
+    Raises:
+        StoreError: No such run, or one ``viewer`` may not see.
+    """
+    results = list_results(store, info.id, where, viewer=viewer, offset=offset, limit=limit)
+    examples = examples_by_id(store, info.dataset_hash, [r.example_id for r in results.items])
+    rows = []
+    for result in results.items:
+        example = examples.get(result.example_id)
+        stand_in = example or Example(id=result.example_id, input={})
+        shown = pair_rows([stand_in], [result])
+        if shown:
+            rows.append(ExampleRow(shown[0], example, result))
+    return Listing(rows, results.total, results.offset, results.limit)
+
+
+@dataclass(frozen=True)
+class CohortChange:
+    """One cohort in two runs: each run's figure, and the change over its paired examples."""
+
+    name: str
+    """The cohort (untrusted text)."""
+    a: Interval | None
+    """Its pass rate (accuracy) in run A, with the interval; None: not in A."""
+    b: Interval | None
+    """The same in run B."""
+    change: MetricDelta | None
+    """B minus A over the cohort's examples in both, with the paired-bootstrap interval."""
+    broken: int
+    """Examples of the cohort passed in A and failed in B."""
+    fixed: int
+    """Examples of the cohort failed in A and passed in B."""
+
+
+@dataclass(frozen=True)
+class PageComparison:
+    """Two runs compared for the compare page: the comparison, both runs, each cohort."""
+
+    comparison: Comparison
+    """As :func:`arbiter.service.compare.compare_runs` makes it."""
+    a: StoredRun
+    """Run A (the reference)."""
+    b: StoredRun
+    """Run B."""
+    cohorts: list[CohortChange]
+    """Each cohort of either run, by name."""
+
+
+def _cohort_changes(a: StoredRun, b: StoredRun) -> list[CohortChange]:
+    cohort_of = {e.id: e.cohort for e in [*a.examples, *b.examples] if e.cohort is not None}
+    names = sorted({*a.report.cohorts, *b.report.cohorts})
+    changes = []
+    for name in names:
+        members = {i for i, c in cohort_of.items() if c == name}
+        diff = diff_runs(
+            a.info.id,
+            [r for r in a.results if r.example_id in members],
+            b.info.id,
+            [r for r in b.results if r.example_id in members],
+            examples=[e for e in [*a.examples, *b.examples] if e.id in members],
+            scorers_a=a.report.scorers,
+            scorers_b=b.report.scorers,
+            seed=a.config.seed,
+        )
+        in_a, in_b = a.report.cohorts.get(name), b.report.cohorts.get(name)
+        changes.append(
+            CohortChange(
+                name=name,
+                a=in_a.accuracy if in_a is not None else None,
+                b=in_b.accuracy if in_b is not None else None,
+                change=diff.deltas[0] if diff.deltas else None,
+                broken=len(diff.broken),
+                fixed=len(diff.fixed),
+            )
+        )
+    return changes
+
+
+def compare_for_page(store: Store, run_a: str, run_b: str, *, viewer: str | None) -> PageComparison:
+    """Two visible runs compared as :func:`~arbiter.service.compare.compare_runs` does,
+    each run read once, with the change of every cohort.
+
+    Raises:
+        StoreError: A run does not exist, is not visible, or has no result.
+    """
+    a = load_run(store, find_run(store, run_a, viewer=viewer).id)
+    b = load_run(store, find_run(store, run_b, viewer=viewer).id)
+    warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
+    warnings += comparability_notes(a.info, b.info)
+    warnings += scorer_notes(a.report.scorers, b.report.scorers)
+    diff = diff_runs(
+        a.info.id,
+        a.results,
+        b.info.id,
+        b.results,
+        examples=[*a.examples, *b.examples],
+        scorers_a=a.report.scorers,
+        scorers_b=b.report.scorers,
+        seed=a.config.seed,
+    )
+    if diff.n_common == 0:
+        warnings.append("the runs have no example in common: there is nothing to compare")
+    return PageComparison(Comparison(diff=diff, warnings=warnings), a, b, _cohort_changes(a, b))

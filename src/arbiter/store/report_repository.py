@@ -1,0 +1,145 @@
+"""Read and write the kept reports of runs and the index of stored datasets' examples.
+
+See :mod:`arbiter.store.report_models`. Both are caches: a kept report is used only
+while the run is in the state it was computed in (same results done, same status),
+and an example index is written once per dataset hash (datasets never change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from arbiter.contract import Example, Report
+from arbiter.store.models import DatasetRow
+from arbiter.store.report_models import DatasetExampleRow, RunReportRow
+from arbiter.store.repository import Store
+
+__all__ = ["KeptReport", "examples_by_id", "index_examples", "keep_report", "kept_reports"]
+
+_CHUNK = 2_000
+
+
+@dataclass(frozen=True)
+class KeptReport:
+    """A run's report as computed when the run had ``n_done`` results in ``status``."""
+
+    run_id: str
+    """The run."""
+    n_done: int
+    """Results the run had."""
+    status: str
+    """Its status then."""
+    report: Report
+    """The report."""
+    binary_scorers: list[str]
+    """Scorers whose every value was 0 or 1."""
+
+
+def kept_reports(store: Store, run_ids: Collection[str]) -> dict[str, KeptReport]:
+    """The kept report of each of ``run_ids`` that has one (in whatever state it was)."""
+    if not run_ids:
+        return {}
+    with store.guard("read kept reports"), store.session() as session:
+        rows = session.scalars(
+            select(RunReportRow).where(RunReportRow.run_id.in_(list(run_ids)))
+        ).all()
+    kept = {}
+    for row in rows:
+        try:
+            report = Report.model_validate(row.report)
+        except ValidationError:  # kept by another version: recompute it
+            continue
+        kept[row.run_id] = KeptReport(
+            row.run_id, row.n_done, row.status, report, list(row.binary_scorers)
+        )
+    return kept
+
+
+def keep_report(
+    store: Store,
+    run_id: str,
+    *,
+    n_done: int,
+    status: str,
+    report: Report,
+    binary_scorers: Collection[str],
+) -> None:
+    """Keep ``report`` as the run's report in the state (``n_done``, ``status``)."""
+    row = {
+        "run_id": run_id,
+        "n_done": n_done,
+        "status": status,
+        "report": report.model_dump(mode="json"),
+        "binary_scorers": sorted(binary_scorers),
+        "computed_at": datetime.now(UTC),
+    }
+    with store.guard(f"keep the report of run {run_id}"):
+        try:
+            with store.session() as session, session.begin():
+                session.execute(delete(RunReportRow).where(RunReportRow.run_id == run_id))
+                session.execute(insert(RunReportRow), [row])
+        except IntegrityError:  # another request kept the same report first
+            return
+
+
+def index_examples(store: Store, dataset_hash: str) -> None:
+    """Index the examples of the dataset stored under ``dataset_hash`` by id, once."""
+    action = f"index the examples of dataset {dataset_hash[:12]}"
+    with store.guard(action), store.session() as session:
+        indexed = session.scalar(
+            select(DatasetExampleRow.position)
+            .where(DatasetExampleRow.dataset_hash == dataset_hash)
+            .limit(1)
+        )
+        if indexed is not None:
+            return
+        examples = session.scalar(
+            select(DatasetRow.examples).where(DatasetRow.content_hash == dataset_hash)
+        )
+    if not examples:
+        return
+    rows = [
+        {"dataset_hash": dataset_hash, "example_id": e["id"], "position": i, "example": e}
+        for i, e in enumerate(examples)
+    ]
+    with store.guard(action):
+        try:
+            with store.session() as session, session.begin():
+                for start in range(0, len(rows), _CHUNK):
+                    session.execute(insert(DatasetExampleRow), rows[start : start + _CHUNK])
+        except IntegrityError:  # indexed by another request meanwhile
+            return
+
+
+def examples_by_id(store: Store, dataset_hash: str, ids: Sequence[str]) -> dict[str, Example]:
+    """The examples of the dataset stored under ``dataset_hash`` with these ids.
+
+    Read from the index (:func:`index_examples`); ids it lacks (a dataset not indexed
+    yet) are picked out of the stored dataset without validating the rest of it.
+    """
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    with store.guard("read examples"), store.session() as session:
+        rows = session.execute(
+            select(DatasetExampleRow.example_id, DatasetExampleRow.example).where(
+                DatasetExampleRow.dataset_hash == dataset_hash,
+                DatasetExampleRow.example_id.in_(wanted),
+            )
+        ).all()
+        found = {example_id: Example.model_validate(data) for example_id, data in rows}
+        missing = {i for i in wanted if i not in found}
+        if missing:
+            raw = session.scalar(
+                select(DatasetRow.examples).where(DatasetRow.content_hash == dataset_hash)
+            )
+            for data in raw or ():
+                if isinstance(data, dict) and data.get("id") in missing:
+                    found[data["id"]] = Example.model_validate(data)
+    return found
