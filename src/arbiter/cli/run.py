@@ -375,6 +375,8 @@ def demo(
         "  arbiter runs"
     )
     if not as_json:  # stdout holds only the report's JSON under --json
+        from arbiter.cli.demo_agents import demo_agents
         from arbiter.cli.jury import demo_jury
 
         demo_jury()
+        demo_agents()

@@ -13,6 +13,10 @@ The free-text demo pairs 200 short-answer questions (``data/qa.jsonl``, made by
 (:mod:`arbiter.demo.qa`, :data:`QA_TARGET` and :data:`QA_TARGET_V2`) that answer
 them right, verbosely, in part or wrongly, so a run shows what each text scorer sees
 and a diff of the two versions shows flips both ways.
+
+The agents demo (``data/trajectories.jsonl``, made by
+``scripts/make_demo_trajectories.py``) holds sample agent runs of several formats, which
+``arbiter demo`` scores and stores so ``arbiter serve`` shows an agents roster.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ __all__ = [
     "QA_TARGET_V2",
     "dataset_path",
     "qa_dataset_path",
+    "trajectories_path",
 ]
 
 DEMO_TARGET = "arbiter.demo.classifier:classify"
@@ -49,6 +54,7 @@ QA_TARGET_V2 = "arbiter.demo.qa:answer_v2"
 
 _DATASET = "transactions.jsonl"
 _QA_DATASET = "qa.jsonl"
+_TRAJECTORIES = "trajectories.jsonl"
 
 
 def dataset_path() -> Path:
@@ -65,6 +71,11 @@ def dataset_path() -> Path:
 def qa_dataset_path() -> Path:
     """Path of the bundled free-text QA dataset (200 questions), as :func:`dataset_path`."""
     return _bundled(_QA_DATASET)
+
+
+def trajectories_path() -> Path:
+    """Path of the bundled sample agent runs (one submission a line), as :func:`dataset_path`."""
+    return _bundled(_TRAJECTORIES)
 
 
 def _bundled(name: str) -> Path:

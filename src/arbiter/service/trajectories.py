@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from arbiter.contract import (
     Trajectory,
     run_hash,
 )
+from arbiter.datasets.jsonio import iter_json_lines, read_text
 from arbiter.errors import InputError
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.scorers_layer import ScoredRun
@@ -63,6 +65,7 @@ __all__ = [
     "run_of",
     "score_and_store",
     "score_run",
+    "store_sample_trajectories",
     "stored_record",
 ]
 
@@ -132,8 +135,7 @@ def import_record(
         if not (isinstance(record, dict) and record.keys() & Trajectory.model_fields.keys()):
             listed = ", ".join(SUBMIT_FORMATS)
             raise InputError(
-                f"{_BODY}: cannot tell the record's format; name it with 'format' "
-                f"(one of {listed})"
+                f"{_BODY}: cannot tell the record's format; name it with 'format' (one of {listed})"
             )
         chosen = "trajectory"
     if chosen == "trajectory":
@@ -220,6 +222,7 @@ async def score_and_store(
     assertions: Mapping[str, JsonValue] | None = None,
     input: Mapping[str, Any] | None = None,
     superseded: Sequence[str] = (),
+    run_ids: Sequence[str] | None = None,
 ) -> list[StoredTrajectory]:
     """Score each run online and store them all in one transaction.
 
@@ -232,13 +235,18 @@ async def score_and_store(
             import carried (τ-bench's gold actions) and the default thresholds.
         input: The query, for the scorers that read it.
         superseded: Ids of stored runs these replace (an earlier import of one trace).
+        run_ids: The runs' ids, in order (a run stored under an id again replaces it);
+            None: :func:`run_id_for` each.
 
     Raises:
         StoreUnavailable: The database refused the write.
     """
+    ids = list(run_ids) if run_ids is not None else [None] * len(runs)
     records = [
-        await score_run(run, scoring=scoring, owner=owner, assertions=assertions, input=input)
-        for run in runs
+        await score_run(
+            run, scoring=scoring, owner=owner, assertions=assertions, input=input, run_id=run_id
+        )
+        for run, run_id in zip(runs, ids, strict=True)
     ]
     key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
     save_trajectories(store, records, owner=owner, superseded=superseded)
@@ -338,3 +346,52 @@ def _totals(subject: Trajectory | FlowRun) -> tuple[float | None, float | None, 
     tokens_total = sum((c.input_tokens or 0) + (c.output_tokens or 0) for c in reported)
     costs = [c.cost_usd for c in calls if c.cost_usd is not None]
     return (math.fsum(costs) if costs else None), duration, (tokens_total if reported else None)
+
+
+async def store_sample_trajectories(
+    store: Store, path: str | os.PathLike[str], *, scoring: AgentRunScoring | None = None
+) -> list[StoredTrajectory]:
+    """Score and store the sample runs of a submissions file (``arbiter demo``'s).
+
+    Each line is a submission: ``record``, its ``format`` (and ``mapping``), the
+    ``assertions`` to score it against, and the ``agent`` name (and ``version``) to give
+    its runs. The runs' ids follow from the line,
+    so storing the samples again replaces them.
+
+    Raises:
+        InputError: The file cannot be read, or a line is not a valid submission.
+    """
+    scoring = scoring or agent_run_scoring()
+    source = str(path)
+    records: list[StoredTrajectory] = []
+    for number, row in iter_json_lines(read_text(path, what="samples file"), source=source):
+        if not isinstance(row, dict) or "record" not in row:
+            raise InputError(f"{source}:{number}: expected a submission with a 'record'")
+        found = import_record(row["record"], format=row.get("format"), mapping=row.get("mapping"))
+        assertions = row.get("assertions")
+        for index, run in enumerate(found):
+            digest = hashlib.sha256(f"sample\x00{number}\x00{index}".encode()).hexdigest()
+            records.append(
+                await score_run(
+                    _named(run, row.get("agent"), row.get("version")),
+                    scoring=scoring,
+                    assertions=assertions if isinstance(assertions, dict) else None,
+                    run_id="tr-" + digest[:24],
+                )
+            )
+    save_trajectories(store, records)
+    return records
+
+
+def _named(run: ImportedRun, agent: Any, version: Any) -> ImportedRun:
+    """The run with its agent renamed (and versioned) when the submission says."""
+    update = {key: value for key, value in (("name", agent), ("version", version)) if value}
+    if not update:
+        return run
+    if run.trajectory is not None:
+        identity = run.trajectory.agent.model_copy(update=update)
+        run.trajectory = run.trajectory.model_copy(update={"agent": identity})
+    if run.flow is not None:
+        identity = run.flow.agent.model_copy(update=update)
+        run.flow = run.flow.model_copy(update={"agent": identity})
+    return run
