@@ -18,6 +18,7 @@ from arbiter.server import api_agents, api_annotations, api_core, api_runs
 from arbiter.server.errors import install_error_handlers
 from arbiter.server.limits import BodyLimit
 from arbiter.server.pages_agents import router as agent_pages
+from arbiter.server.pages_annotations import router as annotation_pages
 from arbiter.server.pages_runs import router as run_pages
 from arbiter.store import Store
 
@@ -55,6 +56,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     # Routers are included here, one module per resource (api_*.py) or page group
     # (pages_*.py); each module exposes `router`.
     app.include_router(agent_pages)
+    app.include_router(annotation_pages)
     app.include_router(run_pages)
     app.include_router(api_core.router)
     app.include_router(api_runs.router)

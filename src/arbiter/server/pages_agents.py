@@ -38,7 +38,7 @@ from arbiter.server.pages_common import render
 from arbiter.server.waterfall import waterfall
 from arbiter.store import Store
 
-__all__ = ["router"]
+__all__ = ["ScorerFacts", "router"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -57,7 +57,7 @@ _MOMENT_NAMES: dict[str | None, str] = {
 }
 
 
-class _ScorerFacts:
+class ScorerFacts:
     """The dimension and moment of scorers by name, looked up once per page."""
 
     def __init__(self) -> None:
@@ -160,7 +160,7 @@ def agent_page(
     card = roster(mine)[0]
     health: Health | None = band
     rows = ledger(mine, health=health)
-    bars = dimension_bars(mine, _ScorerFacts().dimension)
+    bars = dimension_bars(mine, ScorerFacts().dimension)
     return render(
         request,
         tpl,
@@ -217,7 +217,7 @@ def trajectory_page(
             "r": found,
             "health": run_health(found),
             "fall": waterfall(found.run),
-            "groups": _ScorerFacts().chip_groups(found.scores),
+            "groups": ScorerFacts().chip_groups(found.scores),
             "chip_state": chip_state,
             "facts": _facts(found),
         },

@@ -30,7 +30,7 @@ from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.scoring import scorer_registry
 from arbiter.store import Store
 
-__all__ = ["AGENT", "SCORERS", "agent", "cases", "seed_agents", "seed_registry"]
+__all__ = ["AGENT", "QUIET", "SCORERS", "agent", "cases", "seed_agents", "seed_registry"]
 
 AGENT = "python:tests.server.pages.agents_seed:agent"
 """The executor spec of :func:`agent`."""
@@ -207,13 +207,13 @@ def cases(names: dict[str, str] | None = None) -> list[dict[str, Any]]:
     n = names or {}
     weather, coordinator = n.get("weather", "weather-bot"), n.get("coordinator", "research-desk")
     untimed, flow = n.get("untimed", "lookup-agent"), n.get("flow", "billing-flow")
-    tool = n.get("tool", "get_weather")
+    tool, prefix = n.get("tool", "get_weather"), n.get("case", "")
     rows: list[dict[str, Any]] = []
     for i in range(6):
         plan = "weather-forbidden" if i in (1, 4) else "weather"
         rows.append(
             {
-                "id": f"weather-{i}",
+                "id": f"{prefix}weather-{i}",
                 "input": {"query": "weather?", "agent": weather, "plan": plan, "tool": tool}
                 | ({"answer": n["answer"], "city": n["answer"]} if "answer" in n else {}),
                 "agent_class": "tool_enabled",
@@ -249,14 +249,24 @@ def cases(names: dict[str, str] | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+QUIET = "quiet-agent"
+"""An agent whose only check abstains on its one run: "not evaluated"."""
+
+
 async def seed_agents(
     store: Store, folder: Path, *, names: dict[str, str] | None = None, name: str = "agents"
 ) -> Report:
-    """Run :func:`cases` through :func:`agent` into ``store``; the run's report."""
+    """Run :func:`cases` through :func:`agent` into ``store``, then one run of
+    :data:`QUIET` whose only scorer abstains; the first run's report."""
     from arbiter.service.agents_run import run_agent_cases
 
     path = folder / f"{name}.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in cases(names)), encoding="utf-8")
-    return await run_agent_cases(
+    report = await run_agent_cases(
         path, executor=AGENT, store=store, scorers=SCORERS, registry=seed_registry(), name=name
     )
+    quiet = folder / f"{name}-quiet.jsonl"
+    row = {"id": "quiet-1", "input": {"query": "hi", "agent": QUIET, "plan": "untimed"}}
+    quiet.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    await run_agent_cases(quiet, executor=AGENT, store=store, scorers=["must_contain"])
+    return report

@@ -1,0 +1,247 @@
+"""The annotation queue and the calibration pages.
+
+- ``GET /annotations``: recent judge rulings, each with Agree / Disagree buttons, and the
+  latest labels given;
+- ``POST /annotations``: one label, stored through
+  :func:`arbiter.service.annotations.annotate` with the ruling *frozen* as it is stored
+  now. The form carries the verdict the person saw; when the stored ruling no longer
+  says that (it was re-scored meanwhile), nothing is stored and the page says so (409),
+  so a label is never attached to a ruling nobody saw;
+- ``GET /calibration`` and ``/calibration/{judge}``: per judge and dimension, kappa with
+  its interval, agreement, precision / recall, n and the status
+  (:func:`arbiter.service.calibration.calibrate_store`).
+
+A form post from another site is refused (its ``Origin`` or ``Sec-Fetch-Site`` says
+so). The annotator's name is remembered in a cookie, so it is typed once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.templating import Jinja2Templates
+from starlette.responses import RedirectResponse, Response
+
+from arbiter.errors import InputError
+from arbiter.server.deps import app_store, templates
+from arbiter.server.judge_rulings import find_ruling, recent_rulings
+from arbiter.server.pages_agents import ScorerFacts
+from arbiter.server.pages_common import page_url, render
+from arbiter.store import Store
+
+__all__ = ["ANNOTATOR_COOKIE", "router"]
+
+router = APIRouter(include_in_schema=False)
+
+StoreDep = Annotated[Store, Depends(app_store)]
+TemplatesDep = Annotated[Jinja2Templates, Depends(templates)]
+
+ANNOTATOR_COOKIE = "arbiter_annotator"
+"""The cookie that remembers who is annotating."""
+_SHOWN = 60
+"""Rulings one queue page shows."""
+_RECENT = 20
+"""Latest labels the queue lists."""
+
+
+def _annotator(request: Request) -> str:
+    return (request.cookies.get(ANNOTATOR_COOKIE) or "").strip()[:200]
+
+
+def _same_site(request: Request) -> bool:
+    """Whether a form post came from this server's own pages."""
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return origin is None
+    return urlsplit(origin).netloc == request.headers.get("host", "")
+
+
+def _problem(
+    request: Request, tpl: Jinja2Templates, status: int, title: str, message: str, back: str
+) -> Response:
+    return render(
+        request,
+        tpl,
+        "annotations_problem.html",
+        {"nav": "annotations", "title": title, "message": message, "back": back},
+        status_code=status,
+    )
+
+
+@router.get("/annotations")
+def annotations_page(
+    request: Request,
+    store: StoreDep,
+    tpl: TemplatesDep,
+    judge: Annotated[str | None, Query(max_length=200)] = None,
+    show: Annotated[Literal["todo", "all"], Query()] = "todo",
+    saved: Annotated[str | None, Query(max_length=400)] = None,
+) -> Response:
+    """The queue: recent judge rulings to agree or disagree with."""
+    from arbiter.service.annotations import list_annotations
+
+    facts = ScorerFacts()
+    annotator = _annotator(request)
+    labelled = list_annotations(store, everyone=True)
+    rulings = recent_rulings(
+        store,
+        facts.dimension,
+        judge=judge,
+        unlabelled_by=annotator if show == "todo" and annotator else None,
+        annotations=labelled,
+    )
+    every_judge = sorted(
+        {r.judge for r in recent_rulings(store, facts.dimension)} | ({judge} if judge else set())
+    )
+    mine = {
+        (a.item_id, a.dimension): a.label
+        for a in labelled
+        if annotator and a.annotator == annotator
+    }
+    return render(
+        request,
+        tpl,
+        "annotations.html",
+        {
+            "nav": "annotations",
+            "rulings": rulings[:_SHOWN],
+            "n_rulings": len(rulings),
+            "judges": every_judge,
+            "judge": judge,
+            "show": show,
+            "annotator": annotator,
+            "mine": mine,
+            "recent": list(reversed(labelled))[:_RECENT],
+            "n_labels": len(labelled),
+            "saved": saved,
+            "back": page_url("/annotations", {"judge": judge, "show": show}),
+        },
+    )
+
+
+@router.post("/annotations")
+def annotate_page(
+    request: Request,
+    store: StoreDep,
+    tpl: TemplatesDep,
+    item: Annotated[str, Form(max_length=400)],
+    judge: Annotated[str, Form(max_length=200)],
+    shown: Annotated[Literal["pass", "fail", "unknown"], Form()],
+    label: Annotated[Literal["agree", "disagree"], Form()],
+    annotator: Annotated[str, Form(max_length=200)] = "",
+    comment: Annotated[str, Form(max_length=10_000)] = "",
+    back: Annotated[str, Form(max_length=2_000)] = "/annotations",
+) -> Response:
+    """Store one label with the ruling frozen; back to the queue (303)."""
+    from arbiter.service.annotations import annotate
+
+    back = back if back.startswith("/annotations") else "/annotations"
+    if not _same_site(request):
+        return _problem(
+            request,
+            tpl,
+            403,
+            "Refused",
+            "A label can only be given from Arbiter's own pages.",
+            back,
+        )
+    who = annotator.strip() or _annotator(request)
+    if not who:
+        return _problem(
+            request, tpl, 400, "Who is labelling?", "Give your name to label a ruling.", back
+        )
+    ruling = find_ruling(store, item, judge, ScorerFacts().dimension)
+    if ruling is None:
+        return _problem(request, tpl, 404, "Not found", "No stored ruling of this judge.", back)
+    if ruling.frozen.verdict != shown:
+        message = (
+            f"The ruling you saw ({shown}) is now {ruling.frozen.verdict}: it was scored again. "
+            "Nothing was stored; look at the current ruling and label it."
+        )
+        return _problem(request, tpl, 409, "The ruling changed", message, back)
+    try:
+        annotate(
+            store,
+            ruling.item_id,
+            ruling.dimension,
+            label,
+            who,
+            ruling=ruling.frozen,
+            comment=comment.strip(),
+        )
+    except InputError as exc:
+        return _problem(request, tpl, 400, "Not stored", str(exc), back)
+    separator = "&" if "?" in back else "?"
+    target = f"{back}{separator}{page_url('', {'saved': f'{label}: {judge}'})[1:]}"
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        ANNOTATOR_COOKIE, who, max_age=365 * 24 * 3600, httponly=True, samesite="strict"
+    )
+    return response
+
+
+@router.post("/annotations/annotator")
+def annotator_page(
+    request: Request,
+    tpl: TemplatesDep,
+    annotator: Annotated[str, Form(max_length=200)],
+    back: Annotated[str, Form(max_length=2_000)] = "/annotations",
+) -> Response:
+    """Remember who is labelling (a cookie); back to the queue (303)."""
+    back = back if back.startswith("/annotations") else "/annotations"
+    if not _same_site(request):
+        return _problem(
+            request, tpl, 403, "Refused", "A name can only be set from Arbiter's own pages.", back
+        )
+    who = annotator.strip()
+    response = RedirectResponse(back, status_code=303)
+    if who:
+        response.set_cookie(
+            ANNOTATOR_COOKIE, who, max_age=365 * 24 * 3600, httponly=True, samesite="strict"
+        )
+    else:
+        response.delete_cookie(ANNOTATOR_COOKIE)
+    return response
+
+
+@router.get("/calibration")
+def calibration_page(request: Request, store: StoreDep, tpl: TemplatesDep) -> Response:
+    """Every judge and dimension calibrated against the stored labels."""
+    from arbiter.service.calibration import calibrate_store
+
+    report = calibrate_store(store)
+    return render(
+        request,
+        tpl,
+        "calibration.html",
+        {"nav": "annotations", "report": report, "judge": None},
+    )
+
+
+@router.get("/calibration/{judge:path}")
+def judge_calibration_page(
+    request: Request, judge: str, store: StoreDep, tpl: TemplatesDep
+) -> Response:
+    """One judge: its calibration per dimension, and the labels behind it."""
+    from arbiter.service.annotations import list_annotations
+    from arbiter.service.calibration import calibrate_store
+
+    report = calibrate_store(store, judge=judge)
+    labels = list_annotations(store, judge=judge, everyone=True)
+    return render(
+        request,
+        tpl,
+        "calibration.html",
+        {
+            "nav": "annotations",
+            "report": report,
+            "judge": judge,
+            "labels": list(reversed(labels))[:100],
+            "n_labels": len(labels),
+        },
+        status_code=200 if report.judges or labels else 404,
+    )
