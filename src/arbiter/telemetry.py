@@ -20,7 +20,7 @@ Instruments:
 - counter ``arbiter.judge.rulings`` (attributes ``judge``, ``verdict``): one per judge
   per item, ``unknown`` included;
 - counters ``arbiter.judge.tokens`` (attribute ``direction``: ``input`` / ``output``)
-  and ``arbiter.judge.cost`` (USD, priced calls only) of the judge panels' calls;
+  and ``arbiter.judge.cost_usd`` (priced calls only) of the judge panels' calls;
 - counter ``arbiter.trajectory.verdicts`` (attributes ``agent``, ``scorer``, ``band``,
   ``outcome``): the verdicts of the online trajectory scorers;
 - gauge ``arbiter.harness.metric`` for offline run figures (attribute ``metric``,
@@ -149,10 +149,10 @@ class Telemetry:
             "arbiter.judge.rulings", description="Judge rulings, by judge and verdict"
         )
         self._judge_tokens = meter.create_counter(
-            "arbiter.judge.tokens", unit="{token}", description="Tokens of judge-panel calls"
+            "arbiter.judge.tokens", description="Tokens of judge-panel calls"
         )
         self._judge_cost = meter.create_counter(
-            "arbiter.judge.cost", unit="USD", description="Cost of priced judge-panel calls"
+            "arbiter.judge.cost_usd", description="Cost in USD of priced judge-panel calls"
         )
         self._verdicts = meter.create_counter(
             "arbiter.trajectory.verdicts", description="Verdicts of online trajectory scorers"
