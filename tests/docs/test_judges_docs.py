@@ -18,6 +18,8 @@ COMMANDS = (
     "calibrate --store",
     "annotate --file",
     "annotate turn",
+    "gate-check",
+    "gate-review",
     "gate-bench",
 )
 

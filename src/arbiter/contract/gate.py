@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.contract.scores import ModelCalls
+from arbiter.contract.trajectory import ToolCall
 
 __all__ = [
     "GATE_MODES",
@@ -23,6 +24,7 @@ __all__ = [
     "GateDecision",
     "GateJudgeOutcome",
     "GateMode",
+    "GateRequest",
     "GateReview",
     "GateScope",
     "ParkedAnswer",
@@ -71,6 +73,23 @@ class GateScope(BaseModel):
     def declared(self) -> bool:
         """Whether any database or entity is declared (without one the gate abstains)."""
         return bool(self.databases or self.entities)
+
+
+class GateRequest(BaseModel):
+    """An answer to check before it is delivered: what a service hands the gate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default="", max_length=200)
+    """The caller's name for it (a turn id); empty when it has none."""
+    question: str = Field(default="", max_length=100_000)
+    """What the user asked (the scope judge reads it)."""
+    answer: str = Field(max_length=1_000_000)
+    """The answer about to be delivered."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls the agent made for it."""
+    scope: GateScope
+    """The trusted scope it is held to."""
 
 
 class ParkedAnswer(BaseModel):

@@ -31,12 +31,14 @@ from arbiter.contract import ToolCall
 from arbiter.contract.gate import (
     GateDecision,
     GateMode,
+    GateRequest,
     GateReview,
     GateScope,
     ParkedItem,
     ParkedStatus,
     ReviewResolution,
 )
+from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, read_text
 from arbiter.errors import InputError, StoreError
 from arbiter.judges.gate_bench import GateBenchReport, GateCase, bench_gate
 from arbiter.judges.gate_judge import PanelScopeJudge
@@ -44,6 +46,7 @@ from arbiter.judges.grounding_gate import DEFAULT_TIMEOUT, ScopeJudge, gate
 from arbiter.judges.layer import effective_budget
 from arbiter.store import Store
 from arbiter.store.gate_repository import (
+    gate_decision_ids,
     gate_decisions,
     load_gate_decision,
     load_gate_review,
@@ -61,10 +64,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BUNDLED_CASES",
     "check_answer",
+    "check_requests",
+    "find_gate_decision",
     "get_gate_decision",
     "list_gate_decisions",
     "list_parked_answers",
     "load_gate_cases",
+    "load_gate_requests",
     "record_decision",
     "resolve_parked_answer",
     "run_gate_bench",
@@ -152,6 +158,78 @@ async def check_answer(
         sink=sink,
         telemetry=telemetry,
     )
+
+
+def load_gate_requests(path: Path) -> list[GateRequest]:
+    """The answers to check in a JSON file (one object) or a JSONL file (one a line).
+
+    Each object has ``answer``, ``scope`` (``databases``, ``entities``,
+    ``description``) and optionally ``id``, ``question`` and ``tool_calls``.
+
+    Raises:
+        InputError: The file cannot be read, or an object is not a request (named by
+            file, line and field).
+    """
+    text = read_text(path, what="gate request file")
+    if path.suffix.lower() == ".jsonl":
+        rows = list(iter_json_lines(text, source=str(path)))
+    else:
+        rows = [(0, parse_json(text, source=str(path)))]
+    requests: list[GateRequest] = []
+    for line, row in rows:
+        where = f"{path}:{line}" if line else str(path)
+        if not isinstance(row, dict):
+            raise InputError(f"{where}: expected a request object, got {json_type(row)}")
+        requests.append(validate_document(GateRequest, row, where=where))
+    if not requests:
+        raise InputError(f"{path}: no requests")
+    return requests
+
+
+async def check_requests(
+    store: Store,
+    requests: Sequence[GateRequest],
+    *,
+    mode: GateMode = "observe",
+    judge: ScopeJudge | None = None,
+    timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - bounds each judge call only
+    owner: str | None = None,
+    telemetry: Telemetry | None = None,
+) -> list[GateDecision]:
+    """:func:`check_answer` on each request in turn; the decisions in the same order."""
+    decisions: list[GateDecision] = []
+    for request in requests:
+        decision = await check_answer(
+            store,
+            request.answer,
+            question=request.question,
+            tool_calls=request.tool_calls,
+            scope=request.scope,
+            mode=mode,
+            judge=judge,
+            timeout=timeout,
+            owner=owner,
+            telemetry=telemetry,
+        )
+        decisions.append(decision)
+    return decisions
+
+
+def find_gate_decision(
+    store: Store, key: str, *, owner: str | None = None, everyone: bool = False
+) -> GateDecision:
+    """The decision of ``owner`` whose id is ``key`` or starts with it (at least 4 characters).
+
+    Raises:
+        StoreError: None matches, or more than one does.
+    """
+    if len(key) < 4:
+        raise StoreError(f"a gate decision id has at least 4 characters; got {key!r}")
+    ids = gate_decision_ids(store, key, owner=owner, everyone=everyone)
+    if len(ids) != 1:
+        found = "no gate decision" if not ids else "more than one gate decision"
+        raise StoreError(f"{found} matches id {key!r} in {store.describe()}")
+    return get_gate_decision(store, ids[0], owner=owner, everyone=everyone)
 
 
 def list_gate_decisions(

@@ -28,6 +28,7 @@ from arbiter.store.repository import Store
 from arbiter.validation import describe_validation_error
 
 __all__ = [
+    "gate_decision_ids",
     "gate_decisions",
     "load_gate_decision",
     "load_gate_review",
@@ -129,6 +130,24 @@ def gate_decisions(
     with store.guard("read gate decisions"), store.session() as session:
         rows = session.execute(query).all()
     return [_parse(GateDecision, document, f"gate decision {key}") for key, document in rows]
+
+
+def gate_decision_ids(
+    store: Store,
+    prefix: str,
+    *,
+    owner: str | None = None,
+    everyone: bool = False,
+    limit: int = 2,
+) -> list[str]:
+    """Ids of ``owner``'s decisions (or everyone's) starting with ``prefix``, at most ``limit``."""
+    query = select(GateDecisionRow.id).where(GateDecisionRow.id.startswith(prefix, autoescape=True))
+    if not everyone:
+        query = query.where(
+            GateDecisionRow.owner.is_(None) if owner is None else GateDecisionRow.owner == owner
+        )
+    with store.guard("read gate decisions"), store.session() as session:
+        return list(session.scalars(query.order_by(GateDecisionRow.id).limit(limit)).all())
 
 
 def save_gate_review(store: Store, review: GateReview) -> None:
