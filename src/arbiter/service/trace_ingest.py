@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from arbiter.contract import StoredTrajectory, Trajectory
+from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
@@ -241,7 +242,9 @@ class TraceIngest:
             current.append((trace, ids))
         if not records and not superseded:
             return
+        signer = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
         save_trajectories(self.store, records, owner=owner, superseded=superseded)
+        attest_trajectories(self.store, records, signer=signer)  # when a key is configured
         for trace, ids in current:
             trace.stored = ids
         report.stored.extend(records)

@@ -379,7 +379,9 @@ async def store_sample_trajectories(
                     run_id="tr-" + digest[:24],
                 )
             )
+    key = resolve_signer(CONFIGURED)
     save_trajectories(store, records)
+    attest_trajectories(store, records, signer=key)  # signed when a key is configured
     return records
 
 
