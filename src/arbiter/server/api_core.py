@@ -130,13 +130,13 @@ StoreDep = Annotated[Store, Depends(app_store)]
 Who = Annotated[Principal, Depends(principal)]
 
 
-@router.get("/health", tags=["server"], responses=error_responses(503))
+@router.get("/health", tags=["server"], responses=error_responses(503, validated=False))
 def health(store: StoreDep) -> HealthOut:
     """Whether the server is up and its store answers; needs no key."""
     return HealthOut(version=__version__, auth="keys" if count_api_keys(store) else "open")
 
 
-@router.get("/critics", tags=["jury"], responses=error_responses(401))
+@router.get("/critics", tags=["jury"], responses=error_responses(401, validated=False))
 def critics(who: Who, jury: Annotated[Jury, Depends(app_jury)]) -> list[CriticSpec]:
     """The critics ``POST /v1/arbitrate`` asks, in roster order."""
     return list(jury.critics)

@@ -65,8 +65,8 @@ ERROR_CODES: dict[int, ErrorCode] = {
 """The stable code of each status the API answers with."""
 
 _DESCRIPTIONS: dict[int, str] = {
-    400: "The request is well-formed but its content cannot be used (a bad cursor, an "
-    "invalid case).",
+    400: "The request cannot be used as sent (a body that is not UTF-8 JSON, a bad "
+    "cursor or filter, a label without the ruling it is about).",
     401: "No API key, or one the server does not know (keys are configured).",
     403: "The key may not do this.",
     404: "No such record, or one the key may not see.",
@@ -122,13 +122,14 @@ def _answer(
     return JSONResponse(error_json(status, message, field), status_code=status, headers=headers)
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def error_responses(*statuses: int, validated: bool = True) -> dict[int | str, dict[str, Any]]:
     """The ``responses=`` of a route answering with these error statuses.
 
-    422 is always listed (FastAPI validates every route's parameters), so the document
-    shows this shape instead of FastAPI's default validation error.
+    422 is listed too unless ``validated`` is False (a route without parameters or
+    body, which nothing can make invalid), so the document shows this shape instead of
+    FastAPI's default validation error.
     """
-    wanted = sorted({*statuses, 422})
+    wanted = sorted({*statuses, 422} if validated else set(statuses))
     return {s: {"model": ErrorBody, "description": _DESCRIPTIONS[s]} for s in wanted}
 
 
