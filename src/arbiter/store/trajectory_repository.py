@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import ColumnElement, case, delete, func, insert, select
+from sqlalchemy import ColumnElement, Table, case, delete, func, select
 from sqlalchemy.orm import Session
 
 from arbiter.contract import StoredTrajectory
@@ -41,6 +41,9 @@ __all__ = [
 
 KIND = "trajectory"
 """The ownership kind of a stored run."""
+
+_RUNS: Table = TrajectoryRow.__table__  # type: ignore[assignment]
+_SCORES: Table = TrajectoryScoreRow.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -118,31 +121,32 @@ def save_trajectories(
     with store.guard("store agent runs"), store.session() as session, session.begin():
         if replaced:
             _delete(session, replaced)
+        scores: list[dict[str, Any]] = []
         for record in records:
             # Through JSON text, so that NaN and infinities become null (PostgreSQL's
             # JSON rejects NaN).
             document = json.loads(record.model_dump_json())
-            row = TrajectoryRow(
-                id=record.id,
-                created_at=record.created_at,
-                kind=record.kind,
-                agent=record.agent,
-                agent_class=record.agent_class,
-                source_format=record.source_format,
-                trace_id=record.trace_id,
-                trajectory_hash=record.trajectory_hash,
-                status=record.status,
-                passed=record.passed,
-                band=record.band,
-                cost_usd=record.cost_usd,
-                duration_ms=record.duration_ms,
-                record=document,
-            )
-            session.add(row)
-            session.flush()
-            scores = [
+            row = {
+                "id": record.id,
+                "schema_version": record.schema_version,
+                "created_at": record.created_at,
+                "kind": record.kind,
+                "agent": record.agent,
+                "agent_class": record.agent_class,
+                "source_format": record.source_format,
+                "trace_id": record.trace_id,
+                "trajectory_hash": record.trajectory_hash,
+                "status": record.status,
+                "passed": record.passed,
+                "band": record.band,
+                "cost_usd": record.cost_usd,
+                "duration_ms": record.duration_ms,
+                "record": document,
+            }
+            number = session.execute(_RUNS.insert().returning(_RUNS.c.seq), row).scalar_one()
+            scores += [
                 {
-                    "trajectory_seq": row.seq,
+                    "trajectory_seq": number,
                     "agent": record.agent,
                     "name": score.name,
                     "passed": score.passed if score.error is None else None,
@@ -152,8 +156,9 @@ def save_trajectories(
                 }
                 for score in record.scores
             ]
-            if scores:
-                session.execute(insert(TrajectoryScoreRow), scores)
+        if scores:
+            # Core, not the ORM's bulk insert: one executemany, not a batch per key set.
+            session.execute(_SCORES.insert(), scores)
     if owner is not None and records:
         set_owners(store, KIND, [record.id for record in records], owner)
 
@@ -163,9 +168,13 @@ def _finite(value: float | None) -> bool:
 
 
 def _delete(session: Session, ids: Collection[str]) -> None:
-    seqs = select(TrajectoryRow.seq).where(TrajectoryRow.id.in_(ids))
-    session.execute(delete(TrajectoryScoreRow).where(TrajectoryScoreRow.trajectory_seq.in_(seqs)))
-    session.execute(delete(TrajectoryRow).where(TrajectoryRow.id.in_(ids)))
+    """Remove the runs of these ids and their scores (one look-up when none is stored)."""
+    seqs = list(session.scalars(select(TrajectoryRow.seq).where(TrajectoryRow.id.in_(ids))))
+    if seqs:
+        session.execute(
+            delete(TrajectoryScoreRow).where(TrajectoryScoreRow.trajectory_seq.in_(seqs))
+        )
+        session.execute(delete(TrajectoryRow).where(TrajectoryRow.seq.in_(seqs)))
 
 
 def _record(document: dict[str, Any], run_id: str) -> StoredTrajectory:
