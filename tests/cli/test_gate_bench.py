@@ -133,7 +133,7 @@ def test_a_set_without_drift_has_no_recall_and_no_relative_drop() -> None:
 def test_docs_show_what_gate_bench_prints(cli: Any) -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "judges.md").read_text("utf-8")
     section = page.split("## The grounding gate", 1)[1]
-    shown = section.split("```sh\narbiter gate-bench\n```\n\n```\n", 1)[1].split("\n```", 1)[0]
+    shown = section.split("```sh\narbiter gate-bench\n```\n\n```text\n", 1)[1].split("\n```", 1)[0]
     result = cli("gate-bench")
     assert result.code == 0, result.err
     assert result.out.rstrip("\n") == shown
