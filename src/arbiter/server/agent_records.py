@@ -1,43 +1,67 @@
 """The scored agent runs the agent pages show, read from the store.
 
-Today they come from the offline agent runs (``arbiter agent run``): a stored run whose
-system is an agent executor holds one trajectory (or flow run) per (case, repetition),
-with its scores and verdict. Such a record's id is ``run:{run_id}:{repetition}:{case}``.
+Two sources, told apart on the pages:
 
-A record's agent is the trajectory's own agent name, else the run's name, else the case
-file's name, so a roster of runs that never named their agent still groups them.
+- **live**: the stored trajectories (``POST /v1/trajectories``, OTLP ingest, the demo's
+  samples), read through the same service functions as ``/v1/agents``
+  (:func:`~arbiter.service.agent_roster.agent_roster`, ``agent_detail``) and the
+  trajectory repository; a record's id is the stored run's (``tr-...``);
+- **offline**: runs of case files (``arbiter agent run``): a stored run whose system is
+  an agent executor holds one trajectory (or flow run) per (case, repetition), with its
+  scores and verdict; a record's id is ``run:{run_id}:{repetition}:{case}``.
+
+A roster card shows an agent's live figures when it has stored trajectories, else its
+offline ones. An offline record's agent is the trajectory's own agent name, else the
+run's name, else the case file's name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from arbiter.contract import FlowRun, PairResult, RunInfo, Trajectory
+from arbiter.contract import FlowRun, PairResult, RunInfo, StoredTrajectory, Trajectory
 from arbiter.errors import StoreError
-from arbiter.server.agents_view import AgentRecord
+from arbiter.server.agents_view import (
+    AgentRecord,
+    DimensionBar,
+    RosterCard,
+    health_of,
+    roster,
+    sort_bars,
+    worst_first,
+)
+from arbiter.stats import wilson_interval
 from arbiter.store import Store
+
+if TYPE_CHECKING:
+    from arbiter.service.agent_roster import AgentDetail, AgentSummary, DimensionFigure
 
 __all__ = [
     "MAX_AGENT_RUNS",
     "RecordRef",
     "agent_records",
     "is_agent_run",
+    "live_bars",
+    "live_card",
     "parse_record_id",
     "record",
     "record_id",
+    "roster_cards",
+    "stored_record",
 ]
 
 MAX_AGENT_RUNS = 200
-"""Newest stored agent runs the roster reads."""
+"""Newest stored offline agent runs the pages read."""
 
 _PREFIX = "run"
+Kind = Literal["agent", "flow"]
 
 
 @dataclass(frozen=True)
 class RecordRef:
-    """Where a record lives: a stored run's (case, repetition)."""
+    """Where an offline record lives: a stored run's (case, repetition)."""
 
     run_id: str
     repetition: int
@@ -50,12 +74,12 @@ def record_id(run_id: str, repetition: int, case_id: str) -> str:
 
 
 def parse_record_id(value: str) -> RecordRef | None:
-    """The reference a record id names; None when it is not one of ours.
+    """The reference an offline record id names; None when it is not one.
 
     Examples:
         >>> parse_record_id("run:20260101-000000-abcdef:2:case:with:colons")
         RecordRef(run_id='20260101-000000-abcdef', repetition=2, case_id='case:with:colons')
-        >>> parse_record_id("nonsense") is None
+        >>> parse_record_id("tr-0123") is None
         True
     """
     prefix, _, rest = value.partition(":")
@@ -80,14 +104,14 @@ def _agent_name(run: Trajectory | FlowRun, info: RunInfo) -> str:
     return info.dataset_name or str(info.system.get("target") or "agent")
 
 
-def _record(info: RunInfo, result: PairResult) -> AgentRecord | None:
+def _offline(info: RunInfo, result: PairResult) -> AgentRecord | None:
     output = result.output
     run: Trajectory | FlowRun | None = None
     if output is not None:
         run = output.trajectory if output.trajectory is not None else output.flow
     if run is None:
         return None
-    kind: Literal["agent", "flow"] = "flow" if isinstance(run, FlowRun) else "agent"
+    kind: Kind = "flow" if isinstance(run, FlowRun) else "agent"
     duration: float | None
     try:
         duration = run.duration
@@ -111,29 +135,131 @@ def _record(info: RunInfo, result: PairResult) -> AgentRecord | None:
     )
 
 
+def stored_record(stored: StoredTrajectory) -> AgentRecord | None:
+    """A stored trajectory as a page record; None when it holds no run."""
+    run: Trajectory | FlowRun | None = stored.trajectory or stored.flow
+    if run is None:
+        return None
+    at = stored.created_at
+    return AgentRecord(
+        id=stored.id,
+        agent=stored.agent,
+        kind="flow" if stored.kind == "flow" else "agent",
+        run=run,
+        scores=tuple(stored.scores),
+        passed=stored.passed,
+        at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
+        agent_class=stored.agent_class,
+        source=stored.source_format,
+        case_id=run.id,
+        cost_usd=stored.cost_usd,
+        duration_ms=stored.duration_ms,
+        health=stored.band or "inactive",
+        live=True,
+    )
+
+
 def agent_records(store: Store, *, limit: int = MAX_AGENT_RUNS) -> list[AgentRecord]:
-    """Every scored trajectory of the newest ``limit`` stored agent runs."""
+    """Every scored trajectory of the newest ``limit`` stored offline agent runs."""
     records: list[AgentRecord] = []
     for info in store.list_runs(limit=limit):
         if not is_agent_run(info):
             continue
         for result in store.results(info.id):
-            found = _record(info, result)
+            found = _offline(info, result)
             if found is not None:
                 records.append(found)
     return records
 
 
+def _kind(kind: str) -> Kind:
+    return "flow" if kind == "flow" else "agent"
+
+
+def live_bars(detail: AgentDetail) -> list[DimensionBar]:
+    """An agent's per-scorer figures (``/v1/agents/{name}``) as bars, one per dimension."""
+    groups: dict[str, list[DimensionFigure]] = {}
+    for figure in detail.dimensions:
+        groups.setdefault(figure.dimension or figure.scorer, []).append(figure)
+    bars = []
+    for dimension, figures in groups.items():
+        passed = sum(f.passed for f in figures)
+        decided = passed + sum(f.failed for f in figures)
+        low, high = wilson_interval(passed, decided) if decided else (None, None)
+        bars.append(
+            DimensionBar(
+                dimension=dimension,
+                scorers=tuple(sorted(f.scorer for f in figures)),
+                decided=decided,
+                passed=passed,
+                abstained=sum(f.abstained + f.errored for f in figures),
+                reviewed=sum(f.bands.get("review", 0) for f in figures),
+                health=health_of(passed, decided),
+                rate=passed / decided if decided else None,
+                low=low,
+                high=high,
+            )
+        )
+    return sort_bars(bars)
+
+
+def live_card(summary: AgentSummary, *, offline_runs: int = 0) -> RosterCard:
+    """The roster entry of ``/v1/agents`` as a card."""
+    rate = summary.pass_rate
+    trend = summary.trend.delta if summary.trend.direction is not None else None
+    return RosterCard(
+        name=summary.name,
+        kind=_kind(summary.kind),
+        agent_class=None,
+        runs=summary.runs,
+        decided=summary.evaluated,
+        passed=rate.passed if rate is not None else 0,
+        health=summary.health,
+        pass_rate=rate.estimate if rate is not None else None,
+        low=rate.low if rate is not None else None,
+        high=rate.high if rate is not None else None,
+        spark=tuple(o for o in summary.recent if o is not None),
+        trend=trend,
+        last_seen=summary.last_seen,
+        live=True,
+        offline_runs=offline_runs,
+    )
+
+
+def roster_cards(store: Store) -> tuple[list[RosterCard], list[AgentRecord]]:
+    """Every agent's card, worst health first, and the offline records read for them.
+
+    An agent with stored trajectories gets its live card (the REST roster's figures);
+    one known only from offline runs gets a card of those.
+    """
+    from arbiter.service.agent_roster import agent_roster
+
+    offline = agent_records(store)
+    counts: dict[tuple[str, str], int] = {}
+    for r in offline:
+        counts[(r.agent, r.kind)] = counts.get((r.agent, r.kind), 0) + 1
+    live = [
+        live_card(s, offline_runs=counts.get((s.name, _kind(s.kind)), 0))
+        for s in agent_roster(store)
+    ]
+    known = {(c.name, c.kind) for c in live}
+    others = roster(r for r in offline if (r.agent, r.kind) not in known)
+    return worst_first([*live, *others]), offline
+
+
 def record(store: Store, value: str) -> AgentRecord | None:
-    """The record ``value`` names; None when there is none."""
+    """The record ``value`` names (a stored trajectory's id, or an offline record's)."""
     ref = parse_record_id(value)
     if ref is None:
-        return None
+        from arbiter.store.trajectory_repository import get_trajectory
+
+        stored = get_trajectory(store, value)
+        return stored_record(stored) if stored is not None else None
     try:
         info = store.get_run(ref.run_id)
     except StoreError:
         return None
     for result in store.results(info.id):
         if result.example_id == ref.case_id and result.repetition == ref.repetition:
-            return _record(info, result)
+            return _offline(info, result)
     return None

@@ -38,6 +38,8 @@ __all__ = [
     "ledger",
     "roster",
     "run_health",
+    "sort_bars",
+    "worst_first",
 ]
 
 HEALTHY_AT = 0.80
@@ -83,6 +85,10 @@ class AgentRecord:
     """Its cost, when known."""
     duration_ms: float | None = None
     """Its wall-clock duration, when known."""
+    health: Health | None = None
+    """Its band as stored with it (a stored trajectory's); None: read off its scores."""
+    live: bool = False
+    """A stored trajectory (submitted, imported, ingested), not a run of a case file."""
 
 
 def health_of(passed: int, decided: int) -> Health:
@@ -112,6 +118,8 @@ def chip_state(score: Score) -> ChipState:
 def run_health(record: AgentRecord) -> Health:
     """One run's band: danger when it failed, review when it passed with a score in
     review, healthy when it passed clean, inactive when nothing decided it."""
+    if record.health is not None:
+        return record.health
     if record.passed is None:
         return "inactive"
     if not record.passed:
@@ -145,6 +153,10 @@ class RosterCard:
     last_seen: datetime | None
     failing: tuple[str, ...] = ()
     """Scorers that failed most often, most often first (at most three)."""
+    live: bool = False
+    """Figures of stored trajectories (the REST roster's); False: of offline agent runs."""
+    offline_runs: int = 0
+    """Offline agent runs of the same agent, when the figures are the live ones."""
 
 
 def roster(records: Iterable[AgentRecord]) -> list[RosterCard]:
@@ -152,7 +164,11 @@ def roster(records: Iterable[AgentRecord]) -> list[RosterCard]:
     groups: dict[tuple[str, str], list[AgentRecord]] = {}
     for record in records:
         groups.setdefault((record.agent, record.kind), []).append(record)
-    cards = [_card(runs) for runs in groups.values()]
+    return worst_first([_card(runs) for runs in groups.values()])
+
+
+def worst_first(cards: Iterable[RosterCard]) -> list[RosterCard]:
+    """Cards by health (danger, review, healthy, inactive), then pass rate, then name."""
     return sorted(
         cards,
         key=lambda c: (
@@ -264,6 +280,11 @@ def dimension_bars(
                 high=high,
             )
         )
+    return sort_bars(bars)
+
+
+def sort_bars(bars: Iterable[DimensionBar]) -> list[DimensionBar]:
+    """Bars worst health first, then lowest rate, then name."""
     return sorted(
         bars,
         key=lambda b: (_WORST_FIRST[b.health], b.rate if b.rate is not None else 2.0, b.dimension),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.templating import Jinja2Templates
@@ -34,7 +35,7 @@ from arbiter.server.agents_view import (
     run_health,
 )
 from arbiter.server.deps import app_store, templates
-from arbiter.server.pages_common import render
+from arbiter.server.pages_common import page_url, render
 from arbiter.server.waterfall import waterfall
 from arbiter.store import Store
 
@@ -109,8 +110,7 @@ def agents_page(
     q: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     """The roster: one card per agent and per flow, worst health first."""
-    records = records_of.agent_records(store)
-    cards = roster(records)
+    cards, _ = records_of.roster_cards(store)
     shown = [
         c
         for c in cards
@@ -122,8 +122,8 @@ def agents_page(
         "evaluated": sum(1 for c in cards if c.health != "inactive"),
         "healthy": counts["healthy"],
         "attention": counts["review"] + counts["danger"],
-        "runs": len(records),
-        "gating_failures": sum(1 for r in records if r.passed is False),
+        "runs": sum(c.runs for c in cards),
+        "failed": sum(c.decided - c.passed for c in cards),
     }
     return render(
         request,
@@ -141,6 +141,11 @@ def agents_page(
     )
 
 
+_LEDGER_PAGE = 50
+"""Runs one ledger page shows."""
+_BAND_FILTERS: tuple[Health, ...] = ("healthy", "review", "danger", "inactive")
+
+
 @router.get("/agents/{name:path}")
 def agent_page(
     request: Request,
@@ -149,18 +154,59 @@ def agent_page(
     tpl: TemplatesDep,
     kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
     band: Annotated[Literal["healthy", "review", "danger", "inactive"] | None, Query()] = None,
+    offset: Annotated[int, Query(ge=0, le=100_000_000)] = 0,
 ) -> Response:
-    """One agent: its card, per-dimension bars and its runs ledger."""
-    mine = [r for r in records_of.agent_records(store) if r.agent == name]
-    kinds = {r.kind for r in mine}
+    """One agent: its card, per-dimension bars and its runs ledger (live, then offline)."""
+    from arbiter.service.agent_roster import agent_detail
+    from arbiter.store.trajectory_repository import agent_totals, list_trajectories
+
+    facts = ScorerFacts()
+    offline = [r for r in records_of.agent_records(store) if r.agent == name]
+    live_kinds = {
+        "flow" if t.kind == "flow" else "agent" for t in agent_totals(store) if t.agent == name
+    }
+    kinds = live_kinds | {r.kind for r in offline}
     chosen = kind or ("agent" if "agent" in kinds else "flow")
-    mine = [r for r in mine if r.kind == chosen]
-    if not mine:
+    offline = [r for r in offline if r.kind == chosen]
+    stored_kind: Literal["trajectory", "flow"] = "flow" if chosen == "flow" else "trajectory"
+    detail = agent_detail(store, name, kind=stored_kind) if chosen in live_kinds else None
+    if detail is not None:
+        card = records_of.live_card(detail, offline_runs=len(offline))
+        bars = records_of.live_bars(detail)
+
+        def page(health: Health | None, limit: int) -> tuple[list[AgentRecord], int]:
+            wanted = "none" if health == "inactive" else health
+            found, total = list_trajectories(
+                store, agent=name, kind=stored_kind, band=wanted, offset=offset, limit=limit
+            )
+            return [r for r in map(records_of.stored_record, found) if r is not None], total
+
+        shown, total = page(band, _LEDGER_PAGE)
+        rows = ledger(shown)
+        band_counts = {h: page(h, 0)[1] for h in _BAND_FILTERS}
+        offline_rows = ledger(offline)[:_LEDGER_PAGE]
+    elif offline:
+        card = roster(offline)[0]
+        bars = dimension_bars(offline, facts.dimension)
+        every = ledger(offline, health=band)
+        total, rows = len(every), every[offset : offset + _LEDGER_PAGE]
+        band_counts = {h: sum(1 for r in offline if run_health(r) == h) for h in _BAND_FILTERS}
+        offline_rows = []
+    else:
         return _not_found(request, tpl, f"No scored runs of an agent named “{name}”.")
-    card = roster(mine)[0]
-    health: Health | None = band
-    rows = ledger(mine, health=health)
-    bars = dimension_bars(mine, ScorerFacts().dimension)
+    base = f"/agents/{quote(name)}"
+    params = {"kind": chosen if len(kinds) > 1 else None, "band": band}
+    pager = {
+        "total": total,
+        "shown_from": offset + 1 if rows else 0,
+        "shown_to": offset + len(rows),
+        "prev_url": page_url(base, {**params, "offset": max(offset - _LEDGER_PAGE, 0) or None})
+        if offset
+        else None,
+        "next_url": page_url(base, {**params, "offset": offset + _LEDGER_PAGE})
+        if offset + len(rows) < total
+        else None,
+    }
     return render(
         request,
         tpl,
@@ -169,15 +215,14 @@ def agent_page(
             "nav": "agents",
             "card": card,
             "bars": bars,
-            "rows": rows[:200],
-            "n_rows": len(rows),
+            "rows": rows,
+            "pager": pager,
+            "offline_rows": offline_rows,
+            "n_offline": len(offline),
             "band": band,
             "kind": chosen,
             "both_kinds": len(kinds) > 1,
-            "band_counts": {
-                h: sum(1 for r in mine if run_health(r) == h)
-                for h in ("healthy", "review", "danger", "inactive")
-            },
+            "band_counts": band_counts,
         },
     )
 

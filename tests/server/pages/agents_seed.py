@@ -30,7 +30,16 @@ from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.scoring import scorer_registry
 from arbiter.store import Store
 
-__all__ = ["AGENT", "QUIET", "SCORERS", "agent", "cases", "seed_agents", "seed_registry"]
+__all__ = [
+    "AGENT",
+    "QUIET",
+    "SCORERS",
+    "agent",
+    "cases",
+    "seed_agents",
+    "seed_live",
+    "seed_registry",
+]
 
 AGENT = "python:tests.server.pages.agents_seed:agent"
 """The executor spec of :func:`agent`."""
@@ -253,11 +262,37 @@ QUIET = "quiet-agent"
 """An agent whose only check abstains on its one run: "not evaluated"."""
 
 
+async def seed_live(store: Store, names: dict[str, str] | None = None) -> list[str]:
+    """Store two weather runs (one calling the forbidden tool) and a flow run as stored
+    trajectories, the way ``POST /v1/trajectories`` does; their ids."""
+    from arbiter.service.trajectories import agent_run_scoring, import_record, score_and_store
+
+    rows = cases(names)
+    weather = [r for r in rows if r["input"]["plan"].startswith("weather")][:2]
+    flow = [r for r in rows if r["input"]["plan"] == "flow"][:1]
+    scoring = agent_run_scoring()
+    ids = []
+    for row in [*weather, *flow]:
+        run = agent(row["input"])
+        imported = import_record(run.model_dump(mode="json"))
+        stored = await score_and_store(
+            store, imported, scoring=scoring, assertions=row.get("assertions"), input=row["input"]
+        )
+        ids += [s.id for s in stored]
+    return ids
+
+
 async def seed_agents(
-    store: Store, folder: Path, *, names: dict[str, str] | None = None, name: str = "agents"
+    store: Store,
+    folder: Path,
+    *,
+    names: dict[str, str] | None = None,
+    name: str = "agents",
+    live: bool = True,
 ) -> Report:
     """Run :func:`cases` through :func:`agent` into ``store``, then one run of
-    :data:`QUIET` whose only scorer abstains; the first run's report."""
+    :data:`QUIET` whose only scorer abstains, then (``live``) :func:`seed_live`; the
+    first run's report."""
     from arbiter.service.agents_run import run_agent_cases
 
     path = folder / f"{name}.jsonl"
@@ -269,4 +304,6 @@ async def seed_agents(
     row = {"id": "quiet-1", "input": {"query": "hi", "agent": QUIET, "plan": "untimed"}}
     quiet.write_text(json.dumps(row) + "\n", encoding="utf-8")
     await run_agent_cases(quiet, executor=AGENT, store=store, scorers=["must_contain"])
+    if live:
+        await seed_live(store, names)
     return report

@@ -69,20 +69,25 @@ def test_roster_has_a_card_per_agent_and_flow_worst_health_first(
     page.goto(f"{agents.url}/agents")
     names = page.locator(".card .card-name").all_inner_texts()
     pills = page.locator(".card .pill").all_inner_texts()
-    assert names == ["research-desk", "weather-bot", "billing-flow", "lookup-agent", QUIET]
+    assert names == ["weather-bot", "research-desk", "billing-flow", "lookup-agent", QUIET]
     assert pills == ["Review", "Review", "Healthy", "Healthy", "Not evaluated"]
     flow = page.locator(".card", has_text="billing-flow")
     assert flow.locator(".badge-flow").inner_text() == "FLOW"
     quiet = page.locator(".card", has_text=QUIET)
     assert "not evaluated" in quiet.inner_text()
     assert "%" not in quiet.locator(".card-rate").inner_text()
+    # weather-bot has stored trajectories: its card shows those (the REST roster's
+    # figures), and says how many offline runs it also has.
     weather = page.locator(".card", has_text="weather-bot")
-    assert "66.7%" in weather.inner_text()
-    assert "n=6" in weather.inner_text()
-    bars = weather.locator("svg.spark-bars rect")
-    assert bars.count() == 6
-    assert weather.locator("svg.spark-bars rect.sb-fail").count() == 2
-    assert page.locator(".kpis").inner_text().count("4") >= 1
+    assert "50.0%" in weather.inner_text()
+    assert "n=2" in weather.inner_text()
+    assert "2 live runs · 6 offline" in weather.inner_text()
+    assert weather.locator("svg.spark-bars rect").count() == 2
+    assert weather.locator("svg.spark-bars rect.sb-fail").count() == 1
+    desk = page.locator(".card", has_text="research-desk")
+    assert "66.7%" in desk.inner_text()
+    assert "3 offline runs" in desk.inner_text()
+    assert "4 / 5" in page.locator(".kpis").inner_text()
     shoot(page, "ui-agents.png", tmp_path)
 
 
@@ -105,8 +110,8 @@ def test_a_card_opens_with_the_keyboard(page: Page, agents: Agents) -> None:
     else:
         pytest.fail("no roster card took the focus")
     page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/agents/research-desk"))
-    assert page.locator("h1").inner_text().startswith("research-desk")
+    page.wait_for_url(re.compile(r"/agents/weather-bot"))
+    assert page.locator("h1").inner_text().startswith("weather-bot")
 
 
 def test_agent_page_has_dimension_bars_and_a_ledger_that_compares_two_runs(
@@ -115,17 +120,18 @@ def test_agent_page_has_dimension_bars_and_a_ledger_that_compares_two_runs(
     page.goto(f"{agents.url}/agents/weather-bot")
     assert page.locator("svg.dim-bars").count() == 1
     assert page.locator("svg.dim-bars rect.db-danger, svg.dim-bars rect.db-review").count() >= 1
-    rows = page.locator("table.ledger tbody tr")
-    assert rows.count() == 6
-    assert page.locator("table.ledger tr.ledger-danger").count() == 2
-    assert rows.first.locator("svg.strip rect").count() == 13  # one square per check
+    live = page.locator("form.ledger-form table.ledger tbody tr")
+    assert live.count() == 2
+    assert page.locator("form.ledger-form tr.ledger-danger").count() == 1
+    assert live.first.locator("svg.strip rect").count() >= 10  # one square per check
+    offline = page.locator("#offline + .table-wrap table.ledger tbody tr")
+    assert offline.count() == 6
+    assert offline.first.locator("svg.strip rect").count() == 13
     shoot(page, "ui-agent.png", tmp_path)
     page.get_by_role("link", name=re.compile(r"^Danger")).click()
-    assert page.locator("table.ledger tbody tr").count() == 2
-    # A: the newest clean run, B: a run that called the forbidden tool.
+    assert page.locator("form.ledger-form table.ledger tbody tr").count() == 1
+    # By default A is the older run (clean), B the newest (it called the forbidden tool).
     page.goto(f"{agents.url}/agents/weather-bot")
-    page.locator("tr", has_text="weather-5").get_by_label("compare as A").check()
-    page.locator("tr", has_text="weather-4").get_by_label("compare as B").check()
     page.get_by_role("button", name="Compare A ↔ B").click()
     page.wait_for_url(re.compile(r"/compare/trajectories\?"))
     added = page.locator("table.calls-diff tr.cd-added")
@@ -133,11 +139,18 @@ def test_agent_page_has_dimension_bars_and_a_ledger_that_compares_two_runs(
     assert "delete_account" in added.inner_text()
     assert "only in B" in added.inner_text()
     assert page.locator("table.calls-diff tr.cd-same").count() == 2
-    flips = page.locator("table.flips tbody tr")
-    assert "forbidden_tools" in flips.first.inner_text()
-    assert "broken" in flips.first.inner_text()
+    flips = page.locator("table.flips tbody tr", has_text="forbidden_tools")
+    assert "broken" in flips.inner_text()
     assert page.locator("svg.waterfall").count() == 2
     shoot(page, "ui-compare-trajectories.png", tmp_path)
+
+
+def test_two_offline_runs_compare_by_their_ids(page: Page, agents: Agents) -> None:
+    a, b = quote(agents.ids["weather-5"]), quote(agents.ids["weather-4"])
+    page.goto(f"{agents.url}/compare/trajectories?a={a}&b={b}")
+    assert "delete_account" in page.locator("table.calls-diff tr.cd-added").inner_text()
+    page.goto(f"{agents.url}/compare/trajectories?a={a}&b=run:nope:0:x")
+    assert "No stored trajectory has the id given for B" in page.locator("main").inner_text()
 
 
 def test_trajectory_waterfall_puts_parallel_calls_in_lanes_with_band_chips(
