@@ -139,7 +139,7 @@ def render_summary(report: SummaryReport, *, source: str) -> str:
     if report.judge_reached:
         rate("scored by judge", report.scored_by_judge)
         counts("judge sources", report.judge_sources)
-    else:
+    elif report.judged is None:  # with judge panels, their own lines say who was judged
         rows.append(("scored by judge", "- (no item reached a judge)"))
     if report.judged is not None:
         rate("judged by panel", report.judged)
