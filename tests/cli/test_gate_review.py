@@ -140,3 +140,35 @@ def test_gate_review_bad_input_exits_3(cli: Cli, args: tuple[str, ...], message:
     result = cli("gate-review", *args)
     assert result.code == 3
     assert message in result.err
+
+
+def test_untrusted_text_is_printed_inert(cli: Cli, tmp_path: Path) -> None:
+    hostile = {"id": "t\x1b[2J", "answer": "see crm.accounts\x1b]0;owned\x07", "scope": SCOPE}
+    checked = cli("gate-check", str(write(tmp_path / "requests.jsonl", [hostile])))
+    assert checked.code == 0, checked.err
+    assert "\x1b" not in checked.out
+    assert "\x07" not in checked.out
+    assert (
+        "t\\x1b[2J: deliver; trigger: answer_reference_out_of_scope (crm.accounts)" in checked.out
+    )
+
+
+def test_a_parked_hostile_answer_is_listed_inert(cli: Cli, tmp_path: Path) -> None:
+    store = store_of(tmp_path)
+    asyncio.run(
+        check_answer(
+            store,
+            "From the finance_ledger database:\x1b[31m <script>alert(1)</script>\r\nrm -rf",
+            question="q\x1b[2J",
+            scope=GateScope(databases=("fleet_ops",)),
+            mode="review",
+            judge=drifted,
+        )
+    )
+    store.close()
+    listed = cli("gate-review")
+    assert listed.code == 0, listed.err
+    assert "\x1b" not in listed.out
+    assert "\r" not in listed.out
+    assert "  question: q\\x1b[2J\n" in listed.out
+    assert "\\x1b[31m <script>alert(1)</script>\\x0d\\x0arm -rf" in listed.out
