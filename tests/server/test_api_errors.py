@@ -186,6 +186,7 @@ def test_documented_error_answers_in_the_error_shape(
     assert body["error"]["message"]
     assert "\n" not in body["error"]["message"]
     assert "Traceback" not in answer.text
+    assert open_ctx.store.describe() not in answer.text  # where the data lives is the server's
 
 
 def test_a_chunked_body_past_the_limit_is_413(open_ctx: Ctx) -> None:

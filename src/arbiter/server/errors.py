@@ -170,17 +170,27 @@ async def _on_api(_request: Request, exc: Exception) -> JSONResponse:
     return _answer(exc.status, exc.message, exc.field, headers)
 
 
-async def _on_arbiter(_request: Request, exc: Exception) -> JSONResponse:
+def _for_clients(request: Request, message: str) -> str:
+    """``message`` without the store's URL: where the server keeps its data is its own."""
+    store = getattr(request.app.state, "store", None)
+    if store is None:
+        return message
+    where = store.describe()
+    return message.replace(f" in {where}", "").replace(where, "the store")
+
+
+async def _on_arbiter(request: Request, exc: Exception) -> JSONResponse:
     # The tree's messages are written for a person and never hold SQL or secrets.
+    message = _for_clients(request, str(exc))
     if isinstance(exc, StoreUnavailable):
         log.error("store unavailable: %s", exc)
-        return _answer(503, str(exc))
+        return _answer(503, message)
     if isinstance(exc, StoreError):
-        return _answer(404, str(exc))
+        return _answer(404, message)
     if isinstance(exc, InputError):
-        return _answer(400, str(exc))
+        return _answer(400, message)
     log.error("%s: %s", type(exc).__name__, exc)
-    return _answer(500, f"{type(exc).__name__}: {exc}")
+    return _answer(500, f"{type(exc).__name__}: {message}")
 
 
 async def _on_unexpected(_request: Request, exc: Exception) -> JSONResponse:

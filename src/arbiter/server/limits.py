@@ -87,7 +87,7 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:
-    body = json.dumps(error_json(status, message)).encode()
+    body = json.dumps(error_json(status, message), separators=(",", ":")).encode()
     await send(
         {
             "type": "http.response.start",
