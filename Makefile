@@ -34,6 +34,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/scorer_speed.py
 	$(BIN)/python bench/trajectory_speed.py
 	$(BIN)/python bench/judge_panel.py
+	$(BIN)/python bench/server_load.py
 
 clean:
 	rm -rf $(VENV) .arbiter .pytest_cache .mypy_cache .ruff_cache
