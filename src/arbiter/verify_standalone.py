@@ -339,6 +339,11 @@ def _check_results(
     result.notes.append(f"{len(seen)} per-example results match the run's signature")
 
 
+def _printable(text: str) -> str:
+    """``text`` with what a terminal would obey (escapes, controls) shown as ``\\xNN``."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python verify_standalone.py ARTIFACT PUBLIC_KEY``: 0 verified, 1 failed, 3 bad input."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -354,12 +359,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     result = verify_artifact(data, trusted)
     for problem in result.problems:
-        print(f"FAILED: {problem}")
+        print(f"FAILED: {_printable(problem)}")
     if result.ok:
-        shown = json.dumps(f"{result.kind} {result.record_id}")
-        print(f"verified: {shown}, signed with key {result.key_id}")
+        print(
+            f"verified: {_printable(result.kind)} {_printable(result.record_id)}, "
+            f"signed with key {result.key_id}"
+        )
         for line in result.notes:
-            print(f"note: {line}")
+            print(f"note: {_printable(line)}")
     return 0 if result.ok else 1
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from arbiter.attest import Verification
     from arbiter.config import Settings
+    from arbiter.store import Store
 
 __all__ = ["trusted_key", "verify"]
 
@@ -61,6 +62,14 @@ def verify(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            help="Also write each stored record's signature into this folder, one envelope "
+            "file each, for verify_standalone.py or openssl.",
+        ),
+    ] = None,
 ) -> None:
     """Check signatures and digests offline: exit 0 verified, 1 failed, 3 bad input."""
     from arbiter.cli.common import echo_json, note, open_store, settings
@@ -76,6 +85,8 @@ def verify(
         store = open_store(config)
         try:
             checks = verify_stored(store, target, trusted)
+            if export is not None:
+                _export(store, checks, export)
         finally:
             store.close()
     if as_json:
@@ -88,6 +99,27 @@ def verify(
         problems = sum(len(check.problems) for check in failed)
         note(f"arbiter: verification failed: {problems} problem(s) in {len(failed)} record(s)")
         raise typer.Exit(1)
+
+
+def _export(store: Store, checks: list[Verification], folder: Path) -> None:
+    """Write each checked record's envelope as ``<kind>-<digest>.json`` (a record id is
+    untrusted text, never a file name)."""
+    from arbiter.attest import render_envelope
+    from arbiter.cli.common import note
+    from arbiter.errors import InputError
+    from arbiter.store.signature_repository import get_signature
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for check in checks:
+            envelope = get_signature(store, check.kind, check.record_id)
+            if envelope is None:
+                continue
+            path = folder / f"{check.kind}-{envelope['digest'][:16]}.json"
+            path.write_bytes(render_envelope(envelope))
+            note(f"exported {check.kind} {check.record_id} to {path}")
+    except OSError as exc:
+        raise InputError(f"{folder}: cannot export the signatures: {exc.strerror or exc}") from None
 
 
 def _verify_file(path: Path, trusted: Ed25519PublicKey | None) -> Verification:

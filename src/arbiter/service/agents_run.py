@@ -30,7 +30,14 @@ from arbiter.harness.gate import GateResult
 from arbiter.harness.runner import ProgressCallback, resume_eval_async, stored_scorers
 from arbiter.scoring.base import ScoringContext
 from arbiter.scoring.registry import ScorerRegistry
-from arbiter.service.runs import GateFloors, check_resume_options, gate_run, start_run
+from arbiter.service.attestation import CONFIGURED, attest_run, resolve_signer
+from arbiter.service.runs import (
+    GateFloors,
+    check_resume_options,
+    gate_run,
+    load_run,
+    start_run,
+)
 from arbiter.service.scoring import build_scorers, scorer_registry, scorer_specs
 from arbiter.store import Store
 from arbiter.telemetry import Telemetry
@@ -287,6 +294,10 @@ async def _resume(
     check_resume_options(info, given)
     config = info.run_config
     scorers = stored_scorers(config, registry, context=ScoringContext(use_cache=config.uses_cache))
-    return await resume_eval_async(
+    key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the resume
+    report = await resume_eval_async(
         store, info.id, system, scorers=scorers, progress=progress, telemetry=telemetry
     )
+    if key is not None:  # signed as a run of the harness is (service.runs.resume_run)
+        attest_run(store, load_run(store, info.id), signer=key)
+    return report

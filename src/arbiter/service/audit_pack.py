@@ -76,7 +76,7 @@ def _gate_decisions(store: Store, run_id: str, key: SigningKey) -> list[dict[str
         decisions.append(
             {
                 "record_id": record_id,
-                "the_run_s_own_gate": record_id == own,
+                "run_gate": record_id == own,
                 "floors": payload["subject"]["floors"],
                 "decision": payload["claim"],
                 "signed_at": payload["signed_at"],

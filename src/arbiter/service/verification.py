@@ -163,6 +163,14 @@ def _check(
     return result
 
 
+def _run_checks(store: Store, run_id: str, trusted: Ed25519PublicKey | None) -> list[Verification]:
+    envelope = get_signature(store, "run_report", run_id)
+    checks = [_check(store, "run_report", run_id, envelope, trusted)]
+    for record_id, signed in list_signatures(store, "gate_decision", prefix=f"{run_id}:"):
+        checks.append(_check(store, "gate_decision", record_id, signed, trusted))
+    return checks
+
+
 def verify_stored(
     store: Store, target: str, trusted: Ed25519PublicKey | None
 ) -> list[Verification]:
@@ -172,25 +180,22 @@ def verify_stored(
         store: The store.
         target: A run id (its report and gate decisions), a jury run id (its verdicts),
             a verdict (its number, or ``<jury run>/<case id>``), or the record id of any
-            signed record; a unique prefix of a run id is enough.
+            signed record; a unique prefix of a run id is enough. A number is a verdict's
+            when such a verdict exists, else a prefix of a run id.
         trusted: The key the signatures must be made with; None: their embedded keys.
 
     Raises:
         InputError: Nothing in the store matches ``target``.
     """
-    try:
-        run_id = store.get_run(target).id
-    except StoreError:
-        run_id = None
-    if run_id is not None:
-        checks = [
-            _check(store, "run_report", run_id, get_signature(store, "run_report", run_id), trusted)
-        ]
-        for record_id, envelope in list_signatures(store, "gate_decision", prefix=f"{run_id}:"):
-            checks.append(_check(store, "gate_decision", record_id, envelope, trusted))
-        return checks
-    if target.isdigit() and (key := verdict_key(store, int(target))) is not None:
+    if target.isdigit() and len(target) < 19 and (key := verdict_key(store, int(target))):
         target = verdict_record_id(*key)
+    elif "/" not in target:  # a number that is no verdict may still begin a run id
+        try:
+            run_id: str | None = store.get_run(target).id
+        except StoreError:
+            run_id = None
+        if run_id is not None:
+            return _run_checks(store, run_id, trusted)
     if "/" in target:
         return [_check(store, "verdict", target, get_signature(store, "verdict", target), trusted)]
     try:
