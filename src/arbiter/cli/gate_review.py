@@ -70,9 +70,18 @@ def gate_check(
     requests = load_gate_requests(file)
     store = open_store()
     panel = scope_judge(judge or ["mock"]) if mode in ("enforce", "review") else None
-    decisions = asyncio.run(
-        check_requests(store, requests, mode=gate_mode, judge=panel, timeout=timeout)
-    )
+    from arbiter.telemetry import Telemetry
+
+    # With OTEL_EXPORTER_OTLP_ENDPOINT set, each decision is exported as a span too.
+    telemetry = Telemetry.from_env()
+    try:
+        decisions = asyncio.run(
+            check_requests(
+                store, requests, mode=gate_mode, judge=panel, timeout=timeout, telemetry=telemetry
+            )
+        )
+    finally:
+        telemetry.shutdown()
     if as_json:
         echo_json([d.model_dump(mode="json") for d in decisions])
         return
