@@ -6,6 +6,8 @@ import asyncio
 from typing import Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -373,3 +375,28 @@ def test_the_trigger_reads_out_of_scope_calls_with_the_scope_primitives() -> Non
     trigger = gate_triggers.scope_trigger("Nothing to see.", [OUT_OF_SCOPE_CALL], SCOPE)
     assert trigger.needs_judge
     assert trigger.out_of_scope_sources == ("hr_payroll",)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    mode=st.sampled_from(["off", "observe", "annotate", "enforce", "review"]),
+    verdict=st.sampled_from(["faithful", "drifted", "unknown"]),
+    answer=st.sampled_from([IN_SCOPE, DRIFTED, REFUSAL]),
+    out_of_scope_call=st.booleans(),
+)
+def test_only_a_judge_confirmed_drift_is_ever_withheld(
+    mode: GateMode,
+    verdict: Literal["faithful", "drifted", "unknown"],
+    answer: str,
+    out_of_scope_call: bool,
+) -> None:
+    calls = [IN_SCOPE_CALL, OUT_OF_SCOPE_CALL] if out_of_scope_call else [IN_SCOPE_CALL]
+    decision = asyncio.run(run(answer, mode, calls=calls, judge=Judge(verdict)))
+    if decision.action in ("withhold", "park_for_review"):
+        assert (decision.judge, decision.mode) in {("drifted", "enforce"), ("drifted", "review")}
+        assert decision.needs_judge
+    if mode in ("off", "observe") or not decision.needs_judge:
+        assert (decision.action, decision.delivered) == ("deliver", answer)
+    if decision.action == "deliver_annotated":
+        assert decision.delivered == answer + ANNOTATION
+    assert (decision.parked is not None) == (decision.action == "park_for_review")
