@@ -261,3 +261,20 @@ def test_preregister_refusals_exit_3(
     done = cli("gate", *args)
     assert done.code == 3
     assert needle in done.err
+
+
+def test_exported_signatures_verify_on_their_own_and_are_named_by_digest(
+    cli: Any, signing: Path, data_file: Path, tmp_path: Path
+) -> None:
+    run_id = run_json(cli, data_file, "mostly_right")
+    assert cli("gate", run_id, "--min-accuracy", "0.5").code == 0
+    done = cli("verify", run_id, "--export", "exported")
+    assert done.code == 0, done.err
+    files = sorted((tmp_path / "exported").iterdir())
+    assert [f.name.split("-")[0] for f in files] == ["gate_decision", "run_report"]
+    trusted = load_verify_key(signing.parent / "signing-key.pub.pem")
+    for file in files:
+        result = verify_artifact(file.read_bytes(), trusted)
+        assert result.ok, result.problems
+        assert file.name == f"{result.kind}-{json.loads(file.read_bytes())['digest'][:16]}.json"
+    assert cli("verify", str(files[1])).code == 0

@@ -259,3 +259,47 @@ def test_an_agent_runs_score_set_is_signed_bound_to_its_hash(
         )
     (changed,) = verify_stored(store, stored.id, key.public_key)
     assert changed.problems == ["the stored trajectory no longer has the hash it was scored with"]
+
+
+def test_a_grounding_gate_decision_is_signed_bound_to_the_text_it_parked(
+    store: Store, key: SigningKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arbiter.contract import ToolCall
+    from arbiter.contract.gate import GateScope
+    from arbiter.judges.grounding_gate import ScopeRuling
+    from arbiter.service.grounding_gate import check_answer
+    from arbiter.store.gate_models import GateDecisionRow
+
+    async def drifted(*, question: str, answer: str, scope: GateScope) -> ScopeRuling:
+        return ScopeRuling(verdict="drifted", reasoning="about finance")
+
+    monkeypatch.setenv("ARBITER_SIGNING_KEY", str(key.path))
+    decision = asyncio.run(
+        check_answer(
+            store,
+            "T-118 costs the most: the finance_ledger database shows $18,400 in invoices.",
+            question="Which vehicle costs most?",
+            tool_calls=[ToolCall(name="run_sql", arguments={"database": "fleet_ops"})],
+            scope=GateScope(databases=("fleet_ops",), description="Fleet maintenance."),
+            mode="review",
+            judge=drifted,
+        )
+    )
+    (check,) = verify_stored(store, decision.id, key.public_key)
+    assert check.ok, check.problems
+    assert check.kind == "grounding_gate"
+    assert check.payload is not None
+    assert check.payload["subject"]["parked_answer_sha256"]
+    with store.session() as session, session.begin():
+        row = session.scalars(
+            select(GateDecisionRow).where(GateDecisionRow.id == decision.id)
+        ).one()
+        document = json.loads(json.dumps(row.decision))
+        document["action"] = "deliver"
+        session.execute(
+            update(GateDecisionRow)
+            .where(GateDecisionRow.id == decision.id)
+            .values(decision=document)
+        )
+    (changed,) = verify_stored(store, decision.id, key.public_key)
+    assert any(p.startswith("decision field claim.action: signed ") for p in changed.problems)

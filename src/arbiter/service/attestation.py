@@ -42,6 +42,7 @@ from arbiter.store.signature_repository import save_signature
 
 if TYPE_CHECKING:
     from arbiter.config import Settings
+    from arbiter.contract.gate import GateDecision
     from arbiter.harness.gate import GateResult
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "StoredRunLike",
     "arbiter_version",
     "attest_gate",
+    "attest_grounding_decision",
     "attest_record",
     "attest_run",
     "attest_trajectories",
@@ -59,6 +61,7 @@ __all__ = [
     "attestation_document",
     "configured_signer",
     "gate_record_id",
+    "grounding_parts",
     "resolve_signer",
     "result_line",
     "run_pairs",
@@ -382,3 +385,32 @@ def attest_trajectories(
             claim=claim,
             signer=key,
         )
+
+
+def grounding_parts(decision: GateDecision) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The subject (the delivered text, the parked answer) and claim of a gate decision."""
+    parked = decision.parked
+    subject = {
+        "decision_id": decision.id,
+        "delivered_sha256": sha256_hex(decision.delivered.encode("utf-8", "surrogatepass")),
+        "parked_answer_sha256": sha256_hex(parked.answer.encode("utf-8", "surrogatepass"))
+        if parked is not None
+        else None,
+    }
+    return subject, decision.model_dump(mode="json")
+
+
+def attest_grounding_decision(
+    store: Store, decision: GateDecision, *, signer: Signer = CONFIGURED
+) -> dict[str, str] | None:
+    """Sign a stored grounding-gate decision, bound to the text it delivered (or parked)."""
+    subject, claim = grounding_parts(decision)
+    return attest_record(
+        store,
+        "grounding_gate",
+        decision.id,
+        subject=subject,
+        scorers=[{"name": "grounding_gate", "mode": decision.mode, "version": arbiter_version()}],
+        claim=claim,
+        signer=signer,
+    )

@@ -44,6 +44,7 @@ from arbiter.judges.gate_bench import GateBenchReport, GateCase, bench_gate
 from arbiter.judges.gate_judge import PanelScopeJudge
 from arbiter.judges.grounding_gate import DEFAULT_TIMEOUT, ScopeJudge, gate
 from arbiter.judges.layer import effective_budget
+from arbiter.service.attestation import attest_grounding_decision
 from arbiter.store import Store
 from arbiter.store.gate_repository import (
     gate_decision_ids,
@@ -101,8 +102,10 @@ def scope_judge(
 
 
 def record_decision(store: Store, decision: GateDecision) -> None:
-    """Store one gate decision (the store sink of :func:`check_answer`)."""
+    """Store one gate decision (the store sink of :func:`check_answer`); signed when a
+    signing key is configured."""
     save_gate_decision(store, decision)
+    attest_grounding_decision(store, decision)
 
 
 async def check_answer(

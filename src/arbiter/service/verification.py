@@ -16,6 +16,7 @@ from arbiter.contract import Case, Verdict
 from arbiter.contract.trajectory_records import run_hash
 from arbiter.errors import InputError, StoreError
 from arbiter.service.attestation import (
+    grounding_parts,
     run_pairs,
     run_subject,
     trajectory_parts,
@@ -24,6 +25,7 @@ from arbiter.service.attestation import (
 )
 from arbiter.service.runs import load_run
 from arbiter.store import Store
+from arbiter.store.gate_repository import load_gate_decision
 from arbiter.store.jury_repository import (
     get_jury_run,
     load_judged_cases,
@@ -125,6 +127,18 @@ def _recheck(store: Store, kind: str, payload: Mapping[str, Any], problems: list
         _compare("run", subject, now_subject, problems)
         _compare("scores", payload.get("claim"), now_claim, problems)
         return "the trajectory's hash, scores and verdict match the store"
+    if kind == "grounding_gate":
+        decision = load_gate_decision(store, payload["record_id"])
+        if decision is None:
+            raise StoreError(f"gate decision {payload['record_id']}: signed, but not stored")
+        now_subject, now_claim = grounding_parts(decision)
+        _compare(
+            "decision",
+            {"subject": subject, "claim": payload.get("claim")},
+            {"subject": now_subject, "claim": now_claim},
+            problems,
+        )
+        return "the decision and the text it delivered match the store"
     return "signature only (this kind of record is not re-read from the store)"
 
 
