@@ -254,7 +254,7 @@ _OTLP_ANSWER: dict[int | str, dict[str, Any]] = {
             "application/json": {"schema": {"type": "object"}},
         },
     },
-    **error_responses(400, 401, 413, 415),
+    **error_responses(400, 401, 413, 415, validated=False),
 }
 
 
