@@ -227,6 +227,10 @@ def agent_page(
     )
 
 
+_WHY_ORDER = {"fail": 0, "error": 1, "review": 2, "pass": 3, "abstain": 4}
+"""The order of a run's checks under "Why": what went wrong first."""
+
+
 def _facts(record: AgentRecord) -> dict[str, object]:
     run = record.run
     steps = len(run.nodes) if isinstance(run, FlowRun) else sum(1 for _ in run.walk())
@@ -263,6 +267,11 @@ def trajectory_page(
             "health": run_health(found),
             "fall": waterfall(found.run),
             "groups": ScorerFacts().chip_groups(found.scores),
+            "why": sorted(
+                (s for s in found.scores if chip_state(s) != "abstain"),
+                key=lambda s: _WHY_ORDER[chip_state(s)],
+            ),
+            "abstained": [s for s in found.scores if chip_state(s) == "abstain"],
             "chip_state": chip_state,
             "facts": _facts(found),
         },

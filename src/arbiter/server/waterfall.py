@@ -38,6 +38,11 @@ MAX_LABEL_CHARS = 80
 """Characters of a row's label; the full text is in its details."""
 _DETAIL_CHARS = 4_000
 
+_CLOCK_STEPS = tuple(
+    seconds * 1000
+    for seconds in (15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+)
+
 RowKind = Literal["llm_call", "tool_call", "retrieval", "handoff", "node"]
 
 
@@ -275,6 +280,8 @@ def nice_ticks(total: float, *, timed: bool = True, count: int = 6) -> list[Tick
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     if not timed:
         step = max(round(step), 1)
+    elif raw > 10_000:  # past ten seconds, steps a clock reads: 15 s, 30 s, 1 min, 5 min ...
+        step = next((c for c in _CLOCK_STEPS if c >= raw), step)
     ticks = []
     at = 0.0
     while at <= total + step * 1e-9:
@@ -290,6 +297,10 @@ def _label(at: float, timed: bool) -> str:
         return f"{at:g}"
     if at < 1000:
         return f"{at:g} ms"
-    if at < 60_000:
+    if at < 10_000:
         return f"{at / 1000:.1f} s"
-    return f"{at / 60_000:.1f} min"
+    if at < 120_000:
+        return f"{at / 1000:.0f} s"
+    if at < 7_200_000:
+        return f"{at / 60_000:g} min"
+    return f"{at / 3_600_000:g} h"
