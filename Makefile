@@ -35,6 +35,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/trajectory_speed.py
 	$(BIN)/python bench/judge_panel.py
 	$(BIN)/python bench/server_load.py
+	$(BIN)/python bench/ui_pages.py
 
 clean:
 	rm -rf $(VENV) .arbiter .pytest_cache .mypy_cache .ruff_cache

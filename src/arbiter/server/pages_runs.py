@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.templating import Jinja2Templates
+from starlette.background import BackgroundTask
 from starlette.responses import Response
 
 from arbiter.contract import RunStatus
@@ -108,7 +109,7 @@ def runs_page(
     views = reports.views(store, listing.items)
     params = {"system": system, "dataset": dataset, "status": chosen}
     query = [("tag", t) for t in tag]
-    return render(
+    response = render(
         request,
         tpl,
         "runs.html",
@@ -128,6 +129,8 @@ def runs_page(
             "run_title": runs_view.run_title,
         },
     )
+    response.background = BackgroundTask(reports.start_pending)
+    return response
 
 
 def _pager(
@@ -180,7 +183,7 @@ def run_page(
     where = ResultFilter(failing=show == "failing", scorer=scorer, failures_first=True)
     examples = example_page(
         store,
-        info,
+        view,
         where,
         viewer=who.viewer,
         offset=(page - 1) * EXAMPLES_PER_PAGE,
@@ -195,7 +198,7 @@ def run_page(
     ).items
     params = {"show": show if show != "all" else None, "scorer": scorer}
     rows = runs_view.scorer_rows(report, view.binary_scorers) if report is not None else []
-    return render(
+    response = render(
         request,
         tpl,
         "run.html",
@@ -230,6 +233,8 @@ def run_page(
             "pretty": runs_view.pretty_json,
         },
     )
+    response.background = BackgroundTask(reports.start_pending)
+    return response
 
 
 @router.get("/compare", response_class=Response)

@@ -3,13 +3,14 @@
 A run's report is recomputed from every stored result, which takes seconds on 100,000
 of them; it is computed once per state of the run (results done, status) and kept in
 the store (:mod:`arbiter.store.report_repository`). A page of per-example results is
-read by position from the store (:func:`arbiter.service.browse.list_results`) and joined
-to just the examples it shows, through an index of the dataset's examples by id, so the
-table of a run of 100,000 results opens as fast as one of 100.
+read by position from the store (failures first group by group, see
+:mod:`arbiter.store.failures_repository`; else :func:`arbiter.service.browse.list_results`)
+and joined to just the examples it shows, through an index of the dataset's examples by
+id, so a run of 100,000 results opens as fast as one of 100.
 
 :class:`ReportKeeper` decides who computes a missing report: a small run's is computed
-at once; a large run's on a thread of its own, while the page says the figures are on
-their way (one computation per run at a time).
+at once; a large run's on a thread of its own, started once the page is sent, while the
+page says the figures are on their way (one computation per run at a time).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
 from arbiter.service.compare import Comparison
 from arbiter.service.runs import StoredRun, incomplete_note, load_run
 from arbiter.store import Store
+from arbiter.store.failures_repository import OutcomeCounts, count_outcomes, page_failures_first
 from arbiter.store.report_repository import (
     KeptReport,
     examples_by_id,
@@ -64,6 +66,8 @@ class RunView:
     """Scorers whose every value is 0 or 1 (their mean value is the pass rate)."""
     stale: Report | None = None
     """An older report of the run (fewer results, another status), shown meanwhile."""
+    counts: OutcomeCounts | None = None
+    """Its results that failed, were undecided and passed, when counted."""
 
 
 def primary_figure(report: Report) -> tuple[str, Interval]:
@@ -80,9 +84,10 @@ def _fresh(kept: KeptReport | None, info: RunInfo) -> bool:
     return kept is not None and kept.n_done == info.n_done and kept.status == info.status
 
 
-def _compute(store: Store, info: RunInfo) -> tuple[Report, frozenset[str]]:
+def _compute(store: Store, info: RunInfo) -> RunView:
     run = load_run(store, info.id)
     binary = frozenset(binary_valued(run.results))
+    counts = count_outcomes(store, info.id)
     keep_report(
         store,
         info.id,
@@ -90,8 +95,9 @@ def _compute(store: Store, info: RunInfo) -> tuple[Report, frozenset[str]]:
         status=info.status,
         report=run.report,
         binary_scorers=binary,
+        counts=counts,
     )
-    return run.report, binary
+    return RunView(info, run.report, binary, counts=counts)
 
 
 class ReportKeeper:
@@ -123,12 +129,18 @@ class ReportKeeper:
         for info in infos:
             found = kept.get(info.id)
             if found is not None and _fresh(found, info):
-                views.append(RunView(info, found.report, frozenset(found.binary_scorers)))
+                views.append(
+                    RunView(
+                        info,
+                        found.report,
+                        frozenset(found.binary_scorers),
+                        counts=found.counts,
+                    )
+                )
             elif info.n_done == 0:
                 views.append(RunView(info, None, frozenset()))
             elif info.n_done <= self.sync_limit:
-                report, binary = _compute(store, info)
-                views.append(RunView(info, report, binary))
+                views.append(_compute(store, info))
             else:
                 self._start(store, info)
                 views.append(
@@ -142,21 +154,32 @@ class ReportKeeper:
             return run_id in self._running
 
     def wait(self, run_id: str, timeout: float | None = None) -> None:
-        """Wait until a computation of ``run_id``'s report started here has ended."""
+        """Wait until a computation of ``run_id``'s report started here has ended (one not
+        started yet is started now)."""
+        self.start_pending()
         with self._lock:
             thread = self._running.get(run_id)
-        if thread is not None:
+        if thread is not None and thread.ident is not None:
             thread.join(timeout)
 
+    def start_pending(self) -> None:
+        """Start the computations :meth:`views` asked for (after the page is sent, so the
+        page is not slowed by them)."""
+        with self._lock:
+            pending = [t for t in self._running.values() if t.ident is None]
+        for thread in pending:
+            thread.start()
+
     def _start(self, store: Store, info: RunInfo) -> None:
+        """Ask for the report of ``info`` to be computed (see :meth:`start_pending`)."""
         with self._lock:
             if info.id in self._running:
                 return
 
             def work() -> None:
                 try:
+                    index_examples(store, info.dataset_hash)  # the table's examples first
                     _compute(store, info)
-                    index_examples(store, info.dataset_hash)
                 except ArbiterError:  # the next visit tries again, and says why
                     pass
                 finally:
@@ -165,7 +188,6 @@ class ReportKeeper:
 
             thread = threading.Thread(target=work, name=f"report-{info.id}", daemon=True)
             self._running[info.id] = thread
-        thread.start()
 
 
 @dataclass(frozen=True)
@@ -182,7 +204,7 @@ class ExampleRow:
 
 def example_page(
     store: Store,
-    info: RunInfo,
+    view: RunView,
     where: ResultFilter,
     *,
     viewer: str | None,
@@ -191,10 +213,22 @@ def example_page(
 ) -> Listing[ExampleRow]:
     """One page of a run's per-example table, joined to the examples it shows.
 
+    Failures first (without a scorer filter) read the run's groups one after the other
+    (:mod:`arbiter.store.failures_repository`); anything else is
+    :func:`arbiter.service.browse.list_results`.
+
     Raises:
         StoreError: No such run, or one ``viewer`` may not see.
     """
-    results = list_results(store, info.id, where, viewer=viewer, offset=offset, limit=limit)
+    info = view.info
+    if where.failures_first and where.scorer is None:
+        counts = view.counts or count_outcomes(store, info.id)
+        items, total = page_failures_first(
+            store, info.id, counts, failing_only=where.failing, offset=offset, limit=limit
+        )
+        results = Listing(items, total, offset, limit)
+    else:
+        results = list_results(store, info.id, where, viewer=viewer, offset=offset, limit=limit)
     examples = examples_by_id(store, info.dataset_hash, [r.example_id for r in results.items])
     rows = []
     for result in results.items:

@@ -31,6 +31,9 @@ class RunReportRow(Base):
     report: Mapped[dict[str, Any]] = mapped_column(JSON)
     binary_scorers: Mapped[list[str]] = mapped_column(JSON)
     computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    n_failed: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    n_undecided: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    n_passed: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class DatasetExampleRow(Base):

@@ -7,15 +7,19 @@ and an example index is written once per dataset hash (datasets never change).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select, text
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from arbiter.contract import Example, Report
+from arbiter.store.failures_repository import OutcomeCounts
 from arbiter.store.models import DatasetRow
 from arbiter.store.report_models import DatasetExampleRow, RunReportRow
 from arbiter.store.repository import Store
@@ -39,6 +43,8 @@ class KeptReport:
     """The report."""
     binary_scorers: list[str]
     """Scorers whose every value was 0 or 1."""
+    counts: OutcomeCounts | None = None
+    """The results that failed, were undecided and passed, in that state."""
 
 
 def kept_reports(store: Store, run_ids: Collection[str]) -> dict[str, KeptReport]:
@@ -55,8 +61,11 @@ def kept_reports(store: Store, run_ids: Collection[str]) -> dict[str, KeptReport
             report = Report.model_validate(row.report)
         except ValidationError:  # kept by another version: recompute it
             continue
+        counts = None
+        if row.n_failed is not None and row.n_undecided is not None and row.n_passed is not None:
+            counts = OutcomeCounts(row.n_failed, row.n_undecided, row.n_passed)
         kept[row.run_id] = KeptReport(
-            row.run_id, row.n_done, row.status, report, list(row.binary_scorers)
+            row.run_id, row.n_done, row.status, report, list(row.binary_scorers), counts
         )
     return kept
 
@@ -69,8 +78,10 @@ def keep_report(
     status: str,
     report: Report,
     binary_scorers: Collection[str],
+    counts: OutcomeCounts,
 ) -> None:
-    """Keep ``report`` as the run's report in the state (``n_done``, ``status``)."""
+    """Keep ``report`` (and the outcome counts) as the run's in its state (``n_done``,
+    ``status``)."""
     row = {
         "run_id": run_id,
         "n_done": n_done,
@@ -78,6 +89,9 @@ def keep_report(
         "report": report.model_dump(mode="json"),
         "binary_scorers": sorted(binary_scorers),
         "computed_at": datetime.now(UTC),
+        "n_failed": counts.failed,
+        "n_undecided": counts.undecided,
+        "n_passed": counts.passed,
     }
     with store.guard(f"keep the report of run {run_id}"):
         try:
@@ -134,12 +148,28 @@ def examples_by_id(store: Store, dataset_hash: str, ids: Sequence[str]) -> dict[
             )
         ).all()
         found = {example_id: Example.model_validate(data) for example_id, data in rows}
-        missing = {i for i in wanted if i not in found}
+        missing = [i for i in wanted if i not in found]
         if missing:
-            raw = session.scalar(
-                select(DatasetRow.examples).where(DatasetRow.content_hash == dataset_hash)
-            )
-            for data in raw or ():
-                if isinstance(data, dict) and data.get("id") in missing:
-                    found[data["id"]] = Example.model_validate(data)
+            for data in _pick(session, dataset_hash, missing):
+                found[data["id"]] = Example.model_validate(data)
     return found
+
+
+_JSON_EACH = text(
+    "SELECT e.value FROM datasets, json_each(datasets.examples) AS e "
+    "WHERE datasets.content_hash = :hash AND json_extract(e.value, '$.id') IN :ids"
+).bindparams(bindparam("ids", expanding=True))
+
+
+def _pick(session: Session, dataset_hash: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The examples with these ids out of the stored dataset's JSON document.
+
+    SQLite picks them in SQL (``json_each``), without handing the whole document to
+    Python; other databases read the document and pick here.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        values = session.execute(_JSON_EACH, {"hash": dataset_hash, "ids": list(ids)}).scalars()
+        return [json.loads(v) for v in values]
+    wanted = set(ids)
+    raw = session.scalar(select(DatasetRow.examples).where(DatasetRow.content_hash == dataset_hash))
+    return [d for d in raw or () if isinstance(d, dict) and d.get("id") in wanted]
