@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_AGENT_RUNS",
+    "MAX_OFFLINE_RESULTS",
     "RecordRef",
     "agent_records",
     "is_agent_run",
@@ -54,6 +55,8 @@ __all__ = [
 
 MAX_AGENT_RUNS = 200
 """Newest stored offline agent runs the pages read."""
+MAX_OFFLINE_RESULTS = 5_000
+"""Most offline results (trajectories) the pages read, newest runs first."""
 
 _PREFIX = "run"
 Kind = Literal["agent", "flow"]
@@ -159,16 +162,22 @@ def stored_record(stored: StoredTrajectory) -> AgentRecord | None:
     )
 
 
-def agent_records(store: Store, *, limit: int = MAX_AGENT_RUNS) -> list[AgentRecord]:
-    """Every scored trajectory of the newest ``limit`` stored offline agent runs."""
+def agent_records(
+    store: Store, *, limit: int = MAX_AGENT_RUNS, max_results: int = MAX_OFFLINE_RESULTS
+) -> list[AgentRecord]:
+    """The scored trajectories of the newest ``limit`` stored offline agent runs, at most
+    ``max_results`` of them (newest runs first), so a page stays fast on a large store."""
+    from arbiter.store.browse_repository import ResultFilter, page_results
+
     records: list[AgentRecord] = []
     for info in store.list_runs(limit=limit):
+        room = max_results - len(records)
+        if room <= 0:
+            break
         if not is_agent_run(info):
             continue
-        for result in store.results(info.id):
-            found = _offline(info, result)
-            if found is not None:
-                records.append(found)
+        results, _ = page_results(store, info.id, ResultFilter(), offset=0, limit=room)
+        records += [r for r in (_offline(info, result) for result in results) if r is not None]
     return records
 
 
