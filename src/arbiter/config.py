@@ -130,6 +130,10 @@ class Settings(BaseSettings):
     server_max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     """Largest request body ``arbiter serve`` reads; a larger one is answered 413
     (``ARBITER_SERVER_MAX_BODY_BYTES``, default 4 MiB)."""
+    server_url: str | None = Field(default=None, pattern=r"^https?://[^\s<>()\[\]`|]+$")
+    """Where users reach ``arbiter serve`` (``ARBITER_SERVER_URL``, e.g.
+    ``https://arbiter.example.com``): the markdown report links its run's page there.
+    Unset: no link."""
 
     @model_validator(mode="after")
     def _merge_price_table(self) -> Settings:

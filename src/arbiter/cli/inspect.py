@@ -13,7 +13,7 @@ import typer
 
 from arbiter import escape
 from arbiter.cli.app import app
-from arbiter.cli.common import echo_json, note, open_store, out_console
+from arbiter.cli.common import echo_json, note, open_store, out_console, settings
 
 if TYPE_CHECKING:
     from arbiter.service.runs import StoredRun
@@ -198,7 +198,7 @@ def _report_text(stored: StoredRun, format: ReportFormat) -> str:
     if format is ReportFormat.markdown:
         from arbiter.harness.formats import report_markdown
 
-        return report_markdown(report, examples, results)
+        return report_markdown(report, examples, results, server_url=settings().server_url)
     if format is ReportFormat.json:
         return _json_text(report.model_dump(mode="json"))
     if format is ReportFormat.csv:

@@ -8,6 +8,7 @@ Markdown table or inject a link, and an error message cannot make the XML invali
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from arbiter import escape
@@ -130,6 +131,7 @@ def report_markdown(
     results: Sequence[PairResult] = (),
     *,
     worst: int = WORST_EXAMPLES,
+    server_url: str | None = None,
 ) -> str:
     """The report as GitHub-flavoured markdown, for a CI step summary.
 
@@ -138,6 +140,8 @@ def report_markdown(
         examples: The examples in scope; with ``results``, a "worst examples" section.
         results: The run's pair results.
         worst: Most examples the "worst examples" section lists.
+        server_url: Where ``arbiter serve`` is reached (a checked setting); the report
+            then links to the run's page and its failing examples. None: no link.
     """
     md = escape.markdown
     status = "" if report.status == "completed" else f" · **{report.status}**"
@@ -150,6 +154,7 @@ def report_markdown(
         f"{md(report.system, limit=300)} · {report.n_examples} examples × k={report.k} · run "
         f"{md(report.run_id or '-')}{status}",
         "",
+        *_page_links(report, server_url),
         "| figure | value |",
         "|---|---|",
     ]
@@ -187,6 +192,14 @@ def report_markdown(
         "",
     ]
     return "\n".join(lines)
+
+
+def _page_links(report: Report, server_url: str | None) -> list[str]:
+    """A line linking the run's page and its failing examples, when a server is known."""
+    if not server_url or not report.run_id:
+        return []
+    page = f"{server_url.rstrip('/')}/runs/{quote(report.run_id, safe='')}"
+    return [f"[Open the run in Arbiter]({page}) · [its failures]({page}?show=failing)", ""]
 
 
 def _why(score: Score) -> str:
