@@ -303,3 +303,28 @@ def test_a_grounding_gate_decision_is_signed_bound_to_the_text_it_parked(
         )
     (changed,) = verify_stored(store, decision.id, key.public_key)
     assert any(p.startswith("decision field claim.action: signed ") for p in changed.problems)
+
+
+def test_a_verdict_arbitrated_through_the_api_service_is_signed(
+    store: Store, key: SigningKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arbiter.jury.cases import bundled_cases_path, load_cases
+    from arbiter.jury.critics import DEFAULT_ROSTER
+    from arbiter.jury.jury import Jury
+    from arbiter.service.arbitrate import arbitrate
+
+    monkeypatch.setenv("ARBITER_SIGNING_KEY", str(key.path))
+    case = next(c for c in load_cases(bundled_cases_path()) if c.id == "multi_02")
+
+    async def judge() -> int:
+        jury = Jury(list(DEFAULT_ROSTER))
+        try:
+            return (await arbitrate(store, jury, case, owner=None)).id
+        finally:
+            await jury.aclose()
+
+    verdict_id = asyncio.run(judge())
+    (check,) = verify_stored(store, str(verdict_id), key.public_key)
+    assert check.ok, check.problems
+    assert check.payload is not None
+    assert check.payload["claim"]["decision"] == "REJECT"

@@ -11,6 +11,7 @@ from arbiter.contract import Case, Judgment, JuryRunInfo
 from arbiter.errors import InputError, StoreError
 from arbiter.jury.audit import VerdictChange
 from arbiter.jury.jury import Jury
+from arbiter.service.attestation import CONFIGURED, attest_verdict, resolve_signer
 from arbiter.service.jury import replay_run
 from arbiter.store import Store
 from arbiter.store.browse_repository import StoredVerdict, load_verdict, verdict_ids
@@ -38,12 +39,15 @@ async def arbitrate(store: Store, jury: Jury, case: Case, *, owner: str | None) 
         The stored verdict, with its ``id``.
     """
     roster = [spec.model_dump(mode="json") for spec in jury.critics]
+    key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before anything is stored
     run_id = create_jury_run(
         store, kind="judge", roster=roster, n_cases=1, config={"source": "api"}
     )
     try:
         verdict = await jury.judge_async(case)
         save_judgment(store, run_id, case, verdict)
+        if key is not None:
+            attest_verdict(store, run_id, case, verdict, roster=roster, signer=key)
     except BaseException:
         finish_jury_run(store, run_id, "failed")
         raise
