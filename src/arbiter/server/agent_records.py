@@ -43,6 +43,7 @@ __all__ = [
     "MAX_OFFLINE_RESULTS",
     "RecordRef",
     "agent_records",
+    "failing_checks",
     "is_agent_run",
     "live_bars",
     "live_card",
@@ -212,7 +213,20 @@ def live_bars(detail: AgentDetail) -> list[DimensionBar]:
     return sort_bars(bars)
 
 
-def live_card(summary: AgentSummary, *, offline_runs: int = 0) -> RosterCard:
+def failing_checks(store: Store, agent: str, kind: str) -> tuple[str, ...]:
+    """The (at most three) scorers that failed an agent's stored runs most often."""
+    from arbiter.store.trajectory_repository import score_tallies
+
+    failures: dict[str, int] = {}
+    for tally in score_tallies(store, agent, kind=kind):
+        if tally.passed is False and not tally.errored:
+            failures[tally.name] = failures.get(tally.name, 0) + tally.count
+    return tuple(sorted(failures, key=lambda n: (-failures[n], n))[:3])
+
+
+def live_card(
+    summary: AgentSummary, *, offline_runs: int = 0, failing: tuple[str, ...] = ()
+) -> RosterCard:
     """The roster entry of ``/v1/agents`` as a card."""
     rate = summary.pass_rate
     trend = summary.trend.delta if summary.trend.direction is not None else None
@@ -230,6 +244,7 @@ def live_card(summary: AgentSummary, *, offline_runs: int = 0) -> RosterCard:
         spark=tuple(o for o in summary.recent if o is not None),
         trend=trend,
         last_seen=summary.last_seen,
+        failing=failing,
         live=True,
         offline_runs=offline_runs,
     )
@@ -248,7 +263,11 @@ def roster_cards(store: Store) -> tuple[list[RosterCard], list[AgentRecord]]:
     for r in offline:
         counts[(r.agent, r.kind)] = counts.get((r.agent, r.kind), 0) + 1
     live = [
-        live_card(s, offline_runs=counts.get((s.name, _kind(s.kind)), 0))
+        live_card(
+            s,
+            offline_runs=counts.get((s.name, _kind(s.kind)), 0),
+            failing=failing_checks(store, s.name, s.kind),
+        )
         for s in agent_roster(store)
     ]
     known = {(c.name, c.kind) for c in live}

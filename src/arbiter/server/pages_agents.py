@@ -171,7 +171,11 @@ def agent_page(
     stored_kind: Literal["trajectory", "flow"] = "flow" if chosen == "flow" else "trajectory"
     detail = agent_detail(store, name, kind=stored_kind) if chosen in live_kinds else None
     if detail is not None:
-        card = records_of.live_card(detail, offline_runs=len(offline))
+        card = records_of.live_card(
+            detail,
+            offline_runs=len(offline),
+            failing=records_of.failing_checks(store, name, stored_kind),
+        )
         bars = records_of.live_bars(detail)
 
         def page(health: Health | None, limit: int) -> tuple[list[AgentRecord], int]:
