@@ -59,6 +59,7 @@ PACK_SIGNATURE = "signature.json"
 _ENVELOPE_KEYS = ("algorithm", "digest", "format", "key_id", "payload", "public_key", "signature")
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _SHOWN = 12  # hex digits of a digest shown in a message
+_SHOWN_EXAMPLES = 20
 
 
 def canonical_json(value: Any) -> bytes:
@@ -336,6 +337,10 @@ def _check_results(
             result.problems.append(f"{where}: scores or outcome differ from the signed ones")
     for pair in sorted(set(by_pair) - seen):
         result.problems.append(f"example {pair[0]!r} repetition {pair[1]}: signed but missing")
+    if len(result.problems) > _SHOWN_EXAMPLES:  # one line per example, up to a point
+        hidden = len(result.problems) - _SHOWN_EXAMPLES
+        del result.problems[_SHOWN_EXAMPLES:]
+        result.problems.append(f"and {hidden} more examples that differ")
     result.notes.append(f"{len(seen)} per-example results match the run's signature")
 
 

@@ -328,3 +328,14 @@ def test_a_verdict_arbitrated_through_the_api_service_is_signed(
     assert check.ok, check.problems
     assert check.payload is not None
     assert check.payload["claim"]["decision"] == "REJECT"
+
+
+def test_many_changed_results_are_named_twenty_at_a_time(store: Store, key: SigningKey) -> None:
+    run_id = _run(store, key, n=30)
+    with store.session() as session, session.begin():
+        session.execute(
+            update(ResultRow).where(ResultRow.run_id == run_id).values(error_message="edited")
+        )
+    problems = _problems(store, run_id, key)
+    assert len([p for p in problems if p.startswith("example ")]) == 20
+    assert "and 10 more examples that differ" in problems
