@@ -170,3 +170,23 @@ def test_with_a_key_the_served_api_needs_it(
     answer = httpx.get(f"{url}/v1/runs", headers={"Authorization": f"Bearer {key}"})
     assert answer.status_code == 200
     assert answer.json() == {"items": [], "total": 0, "next": None}
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.4", False),
+        ("example.com", False),
+    ],
+)
+def test_loopback_addresses(host: str, loopback: bool) -> None:
+    from arbiter.service.serving import is_loopback
+
+    assert is_loopback(host) is loopback

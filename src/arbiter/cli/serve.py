@@ -2,6 +2,8 @@
 
 With no API key in the store the server is open, so it binds loopback only and says
 so; a non-loopback ``--host`` is refused until a key exists (``arbiter keys create``).
+The app is named to uvicorn by its factory's import path: the CLI layer does not import
+the server layer (they are siblings), and the factory reads the same settings.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from typing import Annotated
 import typer
 
 from arbiter.cli.app import app
-from arbiter.cli.common import note, open_store, settings
+from arbiter.cli.common import note, open_store
 
 __all__ = ["serve"]
+
+APP_FACTORY = "arbiter.server.app:create_app"
+"""What uvicorn builds: ``create_app()``, over the settings of the environment."""
 
 
 @app.command()
@@ -26,29 +31,13 @@ def serve(
     """Serve the REST API (/v1, OpenAPI at /v1/openapi.json) and the web UI."""
     import uvicorn
 
-    from arbiter.errors import InputError
-    from arbiter.server.app import create_app
-    from arbiter.server.auth import is_loopback
-    from arbiter.store.api_key_repository import count_api_keys
+    from arbiter.service.serving import check_bind
 
-    config = settings()
-    store = open_store(config)
-    n_keys = count_api_keys(store)
-    if n_keys == 0 and not is_loopback(host):
-        store.close()
-        raise InputError(
-            f"--host {host}: no API key is configured, so the server binds loopback only; "
-            "create one first: arbiter keys create --name NAME"
-        )
-    shown = f"[{host}]" if ":" in host else host
-    access = (
-        f"{n_keys} API key(s) configured: every /v1 request needs one"
-        if n_keys
-        else "open: no API key configured, so loopback only"
-    )
-    note(f"arbiter serve: http://{shown}:{port} ({access}); store {store.describe()}")
-    note("  REST under /v1 (docs /v1/docs, OpenAPI /v1/openapi.json); Ctrl-C stops")
+    store = open_store()
     try:
-        uvicorn.run(create_app(config, store=store), host=host, port=port, log_level="warning")
+        line = check_bind(store, host, port)
     finally:
         store.close()
+    note(line)
+    note("  REST under /v1 (docs /v1/docs, OpenAPI /v1/openapi.json); Ctrl-C stops")
+    uvicorn.run(APP_FACTORY, factory=True, host=host, port=port, log_level="warning")

@@ -1,4 +1,4 @@
-"""Who is asking: API keys, the principal of a request, and the loopback rule.
+"""Who is asking: API keys and the principal of a request.
 
 A request names its key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``.
 With no key in the store the server is open (every request is an admin without a
@@ -8,7 +8,6 @@ request needs one. A key sees the records it made; an admin key sees all.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -20,7 +19,7 @@ from arbiter.server.errors import ApiError
 from arbiter.store import Store
 from arbiter.store.api_key_repository import count_api_keys, find_api_key
 
-__all__ = ["OPEN", "Principal", "is_loopback", "principal", "require_admin"]
+__all__ = ["OPEN", "Principal", "principal", "require_admin"]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`.")
 _header = APIKeyHeader(
@@ -84,13 +83,3 @@ def require_admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
     if not who.admin:
         raise ApiError(403, "this needs an admin key (arbiter keys create --admin)")
     return who
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
