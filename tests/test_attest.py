@@ -7,6 +7,7 @@ Arbiter's importable), and the openssl recipe of docs/signing.md is run as writt
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import random
@@ -14,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +239,14 @@ def test_the_openssl_recipe_verifies_and_refuses_a_change(
     bad = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert bad.returncode != 0
     assert "Signature Verification Failure" in bad.stdout
+
+
+def test_a_compressed_archive_is_refused_before_anything_is_inflated(key: SigningKey) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("results.jsonl", b"0" * 10_000_000)  # 10 MB inflated, a few KB stored
+        archive.writestr("signature.json", render_envelope(key.sign(DOCUMENT)))
+    data = buffer.getvalue()
+    assert len(data) < 100_000
+    result = verify_artifact(data, key.public_key)
+    assert result.problems == ["the archive has compressed members: it is not a pack as written"]

@@ -264,7 +264,15 @@ def verify_artifact(data: bytes, trusted: Ed25519PublicKey | None) -> Verificati
 def _verify_pack(data: bytes, trusted: Ed25519PublicKey | None) -> Verification:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = [(info.filename, archive.read(info)) for info in archive.infolist()]
+            infos = archive.infolist()
+            if any(info.compress_type != zipfile.ZIP_STORED for info in infos):
+                # Arbiter stores members uncompressed: nothing is inflated beyond the file's
+                # own size (no zip bomb), and the archive can be rebuilt byte for byte.
+                return Verification(
+                    kind="audit_pack",
+                    problems=["the archive has compressed members: it is not a pack as written"],
+                )
+            members = [(info.filename, archive.read(info)) for info in infos]
     except Exception as exc:  # a damaged archive fails in many ways (CRC, flags, sizes)
         return Verification(kind="audit_pack", problems=[f"the archive cannot be read ({exc})"])
     contents = dict(members)
