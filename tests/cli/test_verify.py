@@ -278,3 +278,23 @@ def test_exported_signatures_verify_on_their_own_and_are_named_by_digest(
         assert result.ok, result.problems
         assert file.name == f"{result.kind}-{json.loads(file.read_bytes())['digest'][:16]}.json"
     assert cli("verify", str(files[1])).code == 0
+
+
+def test_hostile_case_ids_print_inert_in_verify(cli: Any, signing: Path, tmp_path: Path) -> None:
+    hostile = "evil\x1b[2J\u202e<script>"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps(
+            {"id": hostile, "task": "Sum it up.", "context": "Two apples.", "output": "Two."}
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    judged = cli("judge", "--file", str(cases), "--no-audit")
+    assert judged.code in (0, 1, 2), judged.err
+    jury_run = judged.err.split("stored as jury run ")[1].split()[0]
+    done = cli("verify", jury_run)
+    assert done.code == 0, done.out + done.err
+    assert "\x1b" not in done.out
+    assert "\u202e" not in done.out
+    assert "evil\\x1b[2J" in done.out
