@@ -339,3 +339,15 @@ def test_many_changed_results_are_named_twenty_at_a_time(store: Store, key: Sign
     problems = _problems(store, run_id, key)
     assert len([p for p in problems if p.startswith("example ")]) == 20
     assert "and 10 more examples that differ" in problems
+
+
+def test_a_key_named_in_dot_env_signs(store: Store, key: SigningKey, tmp_path: Path) -> None:
+    from arbiter.service.attestation import CONFIGURED, configured_signer
+
+    assert configured_signer() is None
+    (tmp_path / ".env").write_text(f"ARBITER_SIGNING_KEY={key.path}\n", encoding="utf-8")
+    signer = configured_signer()
+    assert signer is not None
+    assert signer.key_id == key.key_id
+    run_id = _run(store, CONFIGURED)
+    assert _problems(store, run_id, key) == []

@@ -20,6 +20,7 @@ changed.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -128,8 +129,16 @@ def _configured_path() -> Path | None:
     value = os.environ.get("ARBITER_SIGNING_KEY")
     if value is not None:
         return Path(value) if value else None
-    if not Path(".env").is_file():
+    try:
+        changed = Path(".env").stat().st_mtime_ns
+    except OSError:
         return None
+    return _env_file_signing_key(os.getcwd(), changed)
+
+
+@functools.lru_cache(maxsize=8)
+def _env_file_signing_key(folder: str, changed: int) -> Path | None:
+    """The key ``folder/.env`` names, read once per version of the file."""
     from arbiter.config import Settings
 
     return Settings().signing_key
