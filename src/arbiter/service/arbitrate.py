@@ -1,8 +1,9 @@
-"""Judging one output for a caller of the server: judge, store, own, read back.
+"""Judging one output for a caller of the server: judge, store, own, sign.
 
 The server's ``POST /v1/arbitrate`` and ``POST /v1/replay`` are these functions. Each
-arbitration is a jury run of one case (kind ``judge``, ``source: api``), stored like
-``arbiter judge`` stores its judgments, and owned by the key that asked.
+arbitration is a jury run of one case (kind ``judge``, ``source: api``), stored in one
+transaction with its critiques and owner (the key that asked), and signed when a
+signing key is configured.
 """
 
 from __future__ import annotations
@@ -14,14 +15,10 @@ from arbiter.jury.jury import Jury
 from arbiter.service.attestation import CONFIGURED, attest_verdict, resolve_signer
 from arbiter.service.jury import replay_run
 from arbiter.store import Store
-from arbiter.store.browse_repository import StoredVerdict, load_verdict, verdict_ids
-from arbiter.store.jury_repository import (
-    create_jury_run,
-    finish_jury_run,
-    get_jury_run,
-    save_judgment,
-)
-from arbiter.store.ownership_repository import is_visible, set_owners
+from arbiter.store.arbitration_repository import save_arbitration
+from arbiter.store.browse_repository import StoredVerdict
+from arbiter.store.jury_repository import get_jury_run
+from arbiter.store.ownership_repository import is_visible
 
 __all__ = ["arbitrate", "replay_visible_run"]
 
@@ -40,24 +37,10 @@ async def arbitrate(store: Store, jury: Jury, case: Case, *, owner: str | None) 
     """
     roster = [spec.model_dump(mode="json") for spec in jury.critics]
     key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before anything is stored
-    run_id = create_jury_run(
-        store, kind="judge", roster=roster, n_cases=1, config={"source": "api"}
-    )
-    try:
-        verdict = await jury.judge_async(case)
-        save_judgment(store, run_id, case, verdict)
-        if key is not None:
-            attest_verdict(store, run_id, case, verdict, roster=roster, signer=key)
-    except BaseException:
-        finish_jury_run(store, run_id, "failed")
-        raise
-    finish_jury_run(store, run_id, "completed")
-    verdict_id = verdict_ids(store, run_id)[case.id]
-    if owner is not None:
-        set_owners(store, "jury_run", [run_id], owner)
-        set_owners(store, "verdict", [str(verdict_id)], owner)
-    stored = load_verdict(store, verdict_id)
-    assert stored is not None  # just written
+    verdict = await jury.judge_async(case)
+    stored = save_arbitration(store, roster, case, verdict, owner=owner, config={"source": "api"})
+    if key is not None:
+        attest_verdict(store, stored.run_id, case, verdict, roster=roster, signer=key)
     return stored
 
 
