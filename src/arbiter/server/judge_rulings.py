@@ -1,13 +1,15 @@
 """Recent judge rulings to annotate: what an LLM judge said of one stored item.
 
 A ruling is one score of a *model* scorer (a judge: its spec's kind is ``model``) on one
-result of a stored run. Its item id is the result's record id
-(``run:{run_id}:{repetition}:{example}``, see :mod:`arbiter.server.agent_records`), so
-an annotation on it points back at what was judged; its dimension is the judge's own
-(the registry's), else the judge's name.
+result of a stored run, or on a stored trajectory scored online with a judge. Its item
+id is the result's record id (``run:{run_id}:{repetition}:{example}``, see
+:mod:`arbiter.server.agent_records`) or the trajectory's (``tr-...``), so an annotation
+on it points back at what was judged; its dimension is the judge's own (the
+registry's), else the judge's name.
 
-The queue reads the newest :data:`QUEUE_RUNS` runs that have a judge and at most
-:data:`RESULTS_PER_RUN` results of each, so it stays fast on stores of large runs.
+The queue reads the newest :data:`QUEUE_RUNS` runs that have a judge, at most
+:data:`RESULTS_PER_RUN` results of each, and the newest :data:`STORED_RUNS` stored
+trajectories, so it stays fast on a large store.
 """
 
 from __future__ import annotations
@@ -16,15 +18,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from arbiter.contract import Annotation, FrozenRuling, PairResult, RunInfo, Score
+from arbiter.contract import (
+    Annotation,
+    FrozenRuling,
+    PairResult,
+    RunInfo,
+    Score,
+    StoredTrajectory,
+)
 from arbiter.errors import StoreError
 from arbiter.server.agent_records import is_agent_run, parse_record_id, record_id
 from arbiter.store import Store
 from arbiter.store.browse_repository import ResultFilter, page_results
+from arbiter.store.trajectory_repository import get_trajectory, list_trajectories
 
 __all__ = [
     "QUEUE_RUNS",
     "RESULTS_PER_RUN",
+    "STORED_RUNS",
     "Ruling",
     "find_ruling",
     "judge_labels",
@@ -35,6 +46,8 @@ QUEUE_RUNS = 20
 """Newest runs with a judge the queue reads."""
 RESULTS_PER_RUN = 200
 """Results of each run the queue reads."""
+STORED_RUNS = 500
+"""Newest stored trajectories the queue reads (their judges' scores, when they have any)."""
 
 
 @dataclass(frozen=True)
@@ -50,14 +63,18 @@ class Ruling:
     """The judge's score as stored now."""
     frozen: FrozenRuling
     """The ruling as it would be frozen if labelled now."""
-    run: RunInfo
+    run: RunInfo | None
+    """The stored run it is a result of; None for a stored trajectory."""
     example_id: str
+    """The example (case) judged; a stored trajectory's own id."""
     repetition: int
     answer: str | None
     """The judged output's text, when it has one."""
     at: datetime
     agent_run: bool
     """Whether the item is an agent's trajectory (it opens on ``/trajectories``)."""
+    source: str = ""
+    """Where the item is, in words: the run's name, or the agent's."""
 
 
 def judge_labels(info: RunInfo) -> list[str]:
@@ -94,9 +111,44 @@ def _rulings(
                 answer=result.output.answer_text if result.output is not None else None,
                 at=at,
                 agent_run=is_agent_run(info),
+                source=info.name or info.id,
             )
         )
     return found
+
+
+def _stored_judges(stored: StoredTrajectory) -> list[str]:
+    return [spec.label for spec in stored.scorers if spec.kind == "model"]
+
+
+def _stored_rulings(
+    stored: StoredTrajectory, judges: list[str], dimension_of: Callable[[str], str | None]
+) -> list[Ruling]:
+    at = stored.created_at if stored.created_at.tzinfo else stored.created_at.replace(tzinfo=UTC)
+    run = stored.trajectory or stored.flow
+    answer = None
+    if stored.trajectory is not None:
+        answer = stored.trajectory.final_answer
+    elif stored.flow is not None:
+        answer = stored.flow.output
+    return [
+        Ruling(
+            item_id=stored.id,
+            judge=score.name,
+            dimension=dimension_of(score.name) or score.name,
+            score=score,
+            frozen=FrozenRuling.of(score),
+            run=None,
+            example_id=(run.id if run is not None else None) or stored.id,
+            repetition=0,
+            answer=answer,
+            at=at,
+            agent_run=True,
+            source=stored.agent,
+        )
+        for score in stored.scores
+        if score.name in judges
+    ]
 
 
 def recent_rulings(
@@ -135,7 +187,13 @@ def recent_rulings(
                     rulings.append(ruling)
         if seen_runs >= QUEUE_RUNS:
             break
-    return rulings
+    stored, _ = list_trajectories(store, limit=STORED_RUNS)
+    for record in stored:
+        judges = [j for j in _stored_judges(record) if judge is None or j == judge]
+        for ruling in _stored_rulings(record, judges, dimension_of):
+            if (ruling.item_id, ruling.dimension) not in done:
+                rulings.append(ruling)
+    return sorted(rulings, key=lambda r: r.at, reverse=True)
 
 
 def find_ruling(
@@ -144,7 +202,11 @@ def find_ruling(
     """The ruling of ``judge`` on the item ``item_id`` names, as stored now; None if none."""
     ref = parse_record_id(item_id)
     if ref is None:
-        return None
+        stored = get_trajectory(store, item_id)
+        if stored is None or judge not in _stored_judges(stored):
+            return None
+        found = _stored_rulings(stored, [judge], dimension_of)
+        return found[0] if found else None
     try:
         info = store.get_run(ref.run_id)
     except StoreError:
