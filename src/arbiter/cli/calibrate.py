@@ -33,7 +33,7 @@ def calibrate(
     by: Annotated[
         str | None,
         typer.Option(
-            "--by", help="Column naming the dimension to calibrate per [default: dimension]."
+            "--by", help="Column naming the dimension to calibrate per.", show_default="dimension"
         ),
     ] = None,
     positive: Annotated[str, typer.Option(help="Label precision and recall are about.")] = "fail",
