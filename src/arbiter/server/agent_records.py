@@ -48,6 +48,7 @@ __all__ = [
     "live_bars",
     "live_card",
     "parse_record_id",
+    "previous_run",
     "record",
     "record_id",
     "roster_cards",
@@ -273,6 +274,30 @@ def roster_cards(store: Store) -> tuple[list[RosterCard], list[AgentRecord]]:
     known = {(c.name, c.kind) for c in live}
     others = roster(r for r in offline if (r.agent, r.kind) not in known)
     return worst_first([*live, *others]), offline
+
+
+def previous_run(store: Store, current: AgentRecord) -> AgentRecord | None:
+    """The run to compare ``current`` with: the same agent's run stored just before it
+    (live), or another run of the same case, else the agent's run before it (offline)."""
+    if current.live:
+        from arbiter.store.trajectory_repository import list_trajectories
+
+        kind = "flow" if current.kind == "flow" else "trajectory"
+        found, _ = list_trajectories(store, agent=current.agent, kind=kind, limit=200)
+        ids = [s.id for s in found]
+        if current.id in ids and ids.index(current.id) + 1 < len(ids):
+            return stored_record(found[ids.index(current.id) + 1])
+        return None
+    mine = [
+        r
+        for r in agent_records(store)
+        if r.agent == current.agent and r.kind == current.kind and r.id != current.id
+    ]
+    same_case = [r for r in mine if r.case_id == current.case_id]
+    if same_case:
+        return same_case[0]
+    older = [r for r in mine if r.at <= current.at]
+    return older[-1] if older else None
 
 
 def record(store: Store, value: str) -> AgentRecord | None:

@@ -278,6 +278,7 @@ def trajectory_page(
             "abstained": [s for s in found.scores if chip_state(s) == "abstain"],
             "chip_state": chip_state,
             "facts": _facts(found),
+            "previous": records_of.previous_run(store, found),
         },
     )
 

@@ -259,3 +259,13 @@ def test_pages_read_on_a_phone_in_the_dark_theme(
         shoot(page, "ui-trajectory-phone-dark.png", tmp_path)
     finally:
         context.close()
+
+
+def test_a_trajectory_compares_with_the_run_before_it(page: Page, agents: Agents) -> None:
+    page.goto(f"{agents.url}/agents/weather-bot")
+    page.locator("form.ledger-form table.ledger tbody tr a").first.click()  # the newest
+    page.get_by_role("link", name="Compare with the run before ↔").click()
+    page.wait_for_url(re.compile(r"/compare/trajectories\?"))
+    assert "delete_account" in page.locator("table.calls-diff tr.cd-added").inner_text()
+    page.goto(_trajectory(agents, "weather-4"))  # offline: another run of its case, else older
+    assert page.get_by_role("link", name="Compare with the run before ↔").count() == 1
