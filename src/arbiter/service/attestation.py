@@ -104,6 +104,7 @@ class FloorsLike(Protocol):
     def epsilon(self) -> float: ...
 
 
+@functools.cache  # reading package metadata costs milliseconds; it cannot change in a process
 def arbiter_version() -> str:
     """The installed Arbiter's version (read from its metadata, not the package root)."""
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 
 from arbiter.store.jury_models import VerdictRow
 from arbiter.store.repository import Store
@@ -33,24 +33,25 @@ def save_signature(store: Store, kind: str, record_id: str, envelope: Mapping[st
     Raises:
         StoreUnavailable: The database refused the write.
     """
-    row = SignatureRow(
-        kind=kind,
-        record_id=record_id,
-        key_id=envelope["key_id"],
-        public_key=envelope["public_key"],
-        digest=envelope["digest"],
-        signature=envelope["signature"],
-        payload=envelope["payload"],
-        created_at=datetime.now(UTC),
-    )
-    action = f"store the signature of {kind} {record_id}"
-    with store.guard(action), store.session() as session, session.begin():
-        session.execute(
+    row = {
+        "kind": kind,
+        "record_id": record_id,
+        "key_id": envelope["key_id"],
+        "public_key": envelope["public_key"],
+        "digest": envelope["digest"],
+        "signature": envelope["signature"],
+        "payload": envelope["payload"],
+        "created_at": datetime.now(UTC),
+    }
+    # Core statements on one connection: a signature rides along every stored verdict, so
+    # it costs one short transaction, not an ORM session.
+    with store.guard(f"store the signature of {kind} {record_id}"), store.engine.begin() as c:
+        c.execute(
             delete(SignatureRow).where(
                 SignatureRow.kind == kind, SignatureRow.record_id == record_id
             )
         )
-        session.add(row)
+        c.execute(insert(SignatureRow), [row])
 
 
 def _envelope(row: SignatureRow) -> dict[str, str]:
