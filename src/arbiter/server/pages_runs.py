@@ -32,7 +32,13 @@ from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_store, templates
 from arbiter.server.pages_common import page_url, render
 from arbiter.server.verdict_view import verdict_context
-from arbiter.service.browse import ResultFilter, RunFilter, find_verdict, list_runs
+from arbiter.service.browse import (
+    ResultFilter,
+    RunFilter,
+    find_verdict,
+    list_runs,
+    list_verdicts,
+)
 from arbiter.service.run_pages import ReportKeeper, compare_for_page, example_page
 from arbiter.store import Store
 
@@ -46,6 +52,7 @@ Who = Annotated[Principal, Depends(principal)]
 
 RUNS_PER_PAGE = 25
 EXAMPLES_PER_PAGE = 50
+VERDICTS_SHOWN = 8
 _STATUSES: tuple[RunStatus, ...] = ("completed", "running", "interrupted", "failed")
 
 
@@ -107,6 +114,7 @@ def runs_page(
     )
     listing = list_runs(store, where, offset=(page - 1) * RUNS_PER_PAGE, limit=RUNS_PER_PAGE)
     views = reports.views(store, listing.items)
+    verdicts = list_verdicts(store, viewer=who.viewer, offset=0, limit=VERDICTS_SHOWN)
     params = {"system": system, "dataset": dataset, "status": chosen}
     query = [("tag", t) for t in tag]
     response = render(
@@ -117,6 +125,7 @@ def runs_page(
             "nav": "runs",
             "views": views,
             "listing": listing,
+            "verdicts": verdicts,
             "filters": {"tag": " ".join(tag), "system": system, "dataset": dataset},
             "tags": tag,
             "status": chosen,

@@ -31,13 +31,22 @@ def test_the_runs_table_shows_each_run_with_its_figure_and_interval(
 ) -> None:
     _open(page, live_url)
     rows = page.locator("table.runs tbody tr")
-    titles = rows.locator("td:nth-child(3) a strong").all_inner_texts()
+    titles = rows.locator("td:nth-child(2) a strong").all_inner_texts()
     assert {"screener v1", "screener v2", "qa assistant"} <= set(titles)
     v1 = rows.filter(has_text="screener v1")
     assert v1.locator("td.num strong").first.inner_text() == "87.1%"
     assert "[82.2%, 90.7%]" in v1.inner_text()
     assert v1.locator("svg.chart").count() == 1
     assert page_events.errors == []
+
+
+def test_recent_verdicts_on_the_runs_page_open_the_verdict(
+    page: Page, live_url: str, seeded: Seeded
+) -> None:
+    _open(page, live_url)
+    page.click("table.verdicts >> text=multi_02")
+    page.wait_for_url(re.compile(f"/verdicts/{seeded.verdicts['multi_02']}$"))
+    assert page.locator(".decision .pill").first.inner_text() == "REJECT"
 
 
 def test_filters_narrow_the_runs_by_tag_and_system(
@@ -236,10 +245,17 @@ def test_screenshots_of_every_page_at_desktop_and_phone_width(
         page = context.new_page()
         for name, path in _SHOTS:
             _open(page, live_url + path.format(**ids))
-            if name == "run":  # show a row opened
-                page.locator("button.opener").first.click()
             widest = page.evaluate("document.documentElement.scrollWidth")
             assert widest <= width + 1, f"{name} at {width}px scrolls sideways ({widest}px)"
-            shot = shoot(page, f"ui-{name}-{scheme}{suffix}.png", tmp_path, full_page=False)
+            full = name in ("compare", "verdict") and not suffix
+            shot = shoot(page, f"ui-{name}-{scheme}{suffix}.png", tmp_path, full_page=full)
             assert shot.stat().st_size > 10_000
+            if name == "run" and not suffix:  # the table, a failing row opened
+                page.locator("button.opener").first.click()
+                page.locator("#examples").scroll_into_view_if_needed()
+                page.evaluate(
+                    "window.scrollBy(0, document.getElementById('examples')"
+                    ".getBoundingClientRect().top - 16)"
+                )
+                shoot(page, f"ui-run-examples-{scheme}.png", tmp_path, full_page=False)
         context.close()

@@ -269,7 +269,8 @@ def test_a_hostile_system_name_and_tag_read_as_text_on_the_runs_table(
     page: Page, hostile: Hostile
 ) -> None:
     _visit(page, hostile.url)
-    row = page.locator("table.runs tbody tr", has_text=hostile.system_run)
+    link = page.locator(f"a[href='/runs/{hostile.system_run}']")
+    row = page.locator("table.runs tbody tr", has=link)
     assert PAYLOADS["image"] in row.inner_text()
     tag = row.locator(".tag").inner_text()  # a tag's key and value are clipped at 60 each
     assert tag == f"{PAYLOADS['attribute'][:59]}…={PAYLOADS['link']}"
