@@ -17,7 +17,9 @@ store in a temporary folder, no API key), and a load generator in this process k
   traces), each imported, scored by every deterministic trajectory scorer and stored.
 
 Each part prints requests/s, p50 / p99 latency and errors (any answer but the expected
-status, or a broken connection), and its throughput as a ratio to the baseline's. The
+status, or a broken connection), the server process's CPU time per request (user +
+system, from ``/proc``: what the figures cost whatever else the machine runs), and its
+throughput as a ratio to the baseline's. The
 client is a minimal HTTP/1.1 client on asyncio streams, so that the figures are the
 server's rather than a client library's; it shares the machine with the server (2
 cores here). A benchmark, never a test: it prints, it does not assert.
@@ -72,6 +74,14 @@ class Part:
     errors: int = 0
     elapsed: float = 0.0
     first_error: str = ""
+    server_cpu_s: float | None = None
+
+    @property
+    def cpu_ms(self) -> float | None:
+        """The server's CPU time per answered request (user + system), when known."""
+        if self.server_cpu_s is None or not self.latencies:
+            return None
+        return self.server_cpu_s / len(self.latencies) * 1000
 
     @property
     def rps(self) -> float:
@@ -144,16 +154,37 @@ async def _worker(
         writer.close()
 
 
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of a process so far (Linux ``/proc``); None elsewhere."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _load(
-    name: str, port: int, requests: Sequence[bytes], expect: int, concurrency: int, duration: float
+    name: str,
+    port: int,
+    requests: Sequence[bytes],
+    expect: int,
+    concurrency: int,
+    duration: float,
+    pid: int | None = None,
 ) -> Part:
     part = Part(name)
+    cpu_before = _cpu_seconds(pid)
     started = time.perf_counter()
     stop = started + duration
     await asyncio.gather(
         *(_worker(port, requests, i, concurrency, expect, stop, part) for i in range(concurrency))
     )
     part.elapsed = time.perf_counter() - started
+    cpu_after = _cpu_seconds(pid)
+    if cpu_before is not None and cpu_after is not None:
+        part.server_cpu_s = cpu_after - cpu_before
     return part
 
 
@@ -201,14 +232,15 @@ def _start_server(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 def _print(part: Part, baseline: Part | None) -> None:
     ratio = f"   {part.rps / baseline.rps:.2f}x health" if baseline and baseline.rps else ""
+    cpu = f"   server CPU {part.cpu_ms:.2f} ms/req" if part.cpu_ms is not None else ""
     print(
         f"{part.name:<10} {part.rps:8.1f} req/s   p50 {part.quantile(0.50):6.1f} ms   "
-        f"p99 {part.quantile(0.99):6.1f} ms   errors {part.errors}{ratio}"
+        f"p99 {part.quantile(0.99):6.1f} ms   errors {part.errors}{cpu}{ratio}"
         + (f"   (first: {part.first_error})" if part.first_error else "")
     )
 
 
-async def _run(port: int, concurrency: int, duration: float) -> list[Part]:
+async def _run(port: int, pid: int, concurrency: int, duration: float) -> list[Part]:
     health = [_request("GET", "/v1/health", b"", "")]
     arbitrate = [
         _request("POST", "/v1/arbitrate", json.dumps(case).encode(), "application/json")
@@ -221,9 +253,9 @@ async def _run(port: int, concurrency: int, duration: float) -> list[Part]:
     # A short warm-up: the first arbitration builds the jury, the first trace the scorers.
     await _load("warm-up", port, [arbitrate[0]], 201, 2, 1.0)
     await _load("warm-up", port, [traces[0]], 200, 2, 1.0)
-    parts = [await _load("health", port, health, 200, concurrency, duration)]
-    parts.append(await _load("arbitrate", port, arbitrate, 201, concurrency, duration))
-    parts.append(await _load("traces", port, traces, 200, concurrency, duration))
+    parts = [await _load("health", port, health, 200, concurrency, duration, pid)]
+    parts.append(await _load("arbitrate", port, arbitrate, 201, concurrency, duration, pid))
+    parts.append(await _load("traces", port, traces, 200, concurrency, duration, pid))
     return parts
 
 
@@ -242,7 +274,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="arbiter-load-") as folder:
         server, port = _start_server(Path(folder))
         try:
-            parts = asyncio.run(_run(port, options.concurrency, duration))
+            parts = asyncio.run(_run(port, server.pid, options.concurrency, duration))
         finally:
             server.terminate()
             server.wait(timeout=30)
