@@ -298,3 +298,17 @@ def test_hostile_case_ids_print_inert_in_verify(cli: Any, signing: Path, tmp_pat
     assert "\x1b" not in done.out
     assert "\u202e" not in done.out
     assert "evil\\x1b[2J" in done.out
+
+
+def test_the_pack_of_a_gated_eval_run_holds_its_own_gate_decided_and_signed(
+    cli: Any, signing: Path, data_file: Path, tmp_path: Path
+) -> None:
+    run_id = _run_eval(cli, _eval_file(tmp_path, data_file, 0.5))
+    assert cli("audit-pack", run_id, "--out", "pack.zip").code == 0
+    with zipfile.ZipFile(tmp_path / "pack.zip") as archive:
+        gate = json.loads(archive.read("gate.json"))
+    assert gate["run_gate_refused"] is None
+    (own,) = [d for d in gate["decisions"] if d["run_gate"]]
+    assert own["floors"]["min_accuracy"] == 0.5
+    assert own["decision"]["passed"] is True
+    assert cli("verify", "pack.zip").code == 0

@@ -5,8 +5,8 @@ Members (JSON, sorted keys; ``results.jsonl`` one result per line):
 - ``config.json``: the run's header: system, options, name, tags, times, status;
 - ``dataset.json``: the dataset's name, version, content hash and size;
 - ``report.json``: the report, recomputed from the stored results;
-- ``gate.json``: the gate decisions: the run's own ``[gate]`` decided now, and every
-  signed decision stored for the run;
+- ``gate.json``: the gate decisions: the run's own ``[gate]`` decided now (or why it
+  could not be: ``run_gate_refused``), and every signed decision stored for the run;
 - ``results.jsonl``: every per-example result: output, scores, outcome, error, latency;
 - ``environment.json``: Arbiter's, Python's and the key libraries' versions, the platform;
 - ``attestation.json``: the run report's own signature (made when the run ended);
@@ -25,6 +25,7 @@ from importlib import metadata
 from typing import Any
 
 from arbiter.attest import SigningKey, canonical_json, render_envelope, render_pack, sha256_hex
+from arbiter.errors import InputError, StoreError
 from arbiter.service.attestation import (
     arbiter_version,
     attest_run,
@@ -63,12 +64,16 @@ def _json(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode("ascii")
 
 
-def _gate_decisions(store: Store, run_id: str, key: SigningKey) -> list[dict[str, Any]]:
+def _gate_decisions(store: Store, run_id: str, key: SigningKey) -> dict[str, Any]:
     """The run's own gate decided now (and signed), then every signed decision of the run."""
     run = load_run(store, run_id)
     gate = run.config.gate
+    refused = None
     if gate is not None:
-        gate_run(store, run_id, GateFloors.of(gate), baseline=gate.baseline, signer=key)
+        try:
+            gate_run(store, run_id, GateFloors.of(gate), baseline=gate.baseline, signer=key)
+        except (InputError, StoreError) as exc:  # e.g. its baseline is gone: say so, pack on
+            refused = str(exc)
     own = gate_record_id(run_id, GateFloors.of(gate), gate.baseline) if gate else None
     decisions = []
     for record_id, envelope in list_signatures(store, "gate_decision", prefix=f"{run_id}:"):
@@ -83,7 +88,7 @@ def _gate_decisions(store: Store, run_id: str, key: SigningKey) -> list[dict[str
                 "key_id": envelope["key_id"],
             }
         )
-    return decisions
+    return {"decisions": decisions, "run_gate_refused": refused}
 
 
 def build_audit_pack(store: Store, run_id: str, key: SigningKey) -> bytes:
@@ -126,7 +131,7 @@ def build_audit_pack(store: Store, run_id: str, key: SigningKey) -> bytes:
             }
         ),
         "environment.json": _json(environment()),
-        "gate.json": _json({"decisions": _gate_decisions(store, info.id, key)}),
+        "gate.json": _json(_gate_decisions(store, info.id, key)),
         "report.json": _json(run.report.model_dump(mode="json")),
         "results.jsonl": results,
     }
