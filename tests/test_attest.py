@@ -250,3 +250,41 @@ def test_a_compressed_archive_is_refused_before_anything_is_inflated(key: Signin
     assert len(data) < 100_000
     result = verify_artifact(data, key.public_key)
     assert result.problems == ["the archive has compressed members: it is not a pack as written"]
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "not an ASCII JSON envelope"),
+        (b"[]", "not an envelope with fields"),
+        (json.dumps({f"k{i}": i for i in range(10_000)}).encode(), "not an envelope with fields"),
+        ('{"caf\u00e9": 1}'.encode(), "not an ASCII JSON envelope"),
+        (b"PK\x03\x04 not really a zip", "the archive cannot be read"),
+        (b"", "not an ASCII JSON envelope"),
+    ],
+)
+def test_malformed_artifacts_fail_with_one_bounded_line(
+    key: SigningKey, data: bytes, needle: str
+) -> None:
+    result = verify_artifact(data, key.public_key)
+    assert not result.ok
+    assert needle in result.problems[0]
+    assert all(len(problem) < 300 for problem in result.problems)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("payload", "[" * 50_000 + "]" * 50_000, "the payload is not JSON"),
+        ("public_key", base64.b64encode(b"\x00" * 31).decode(), "not 32 bytes"),
+        ("signature", "not base64!", "not valid base64"),
+        ("format", "x" * 10_000, "format 'xxxx"),
+    ],
+)
+def test_a_forged_field_is_named_and_never_raises(
+    key: SigningKey, field: str, value: str, needle: str
+) -> None:
+    envelope = {**key.sign(DOCUMENT), field: value}
+    result = verify_envelope(envelope, key.public_key)
+    assert any(needle in problem for problem in result.problems), result.problems
+    assert all(len(problem) < 300 for problem in result.problems)

@@ -153,6 +153,12 @@ class Verification:
         return not self.problems
 
 
+def _clip(value: Any) -> str:
+    """``repr(value)``, at most 60 characters: an artifact's text is untrusted."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _b64(value: Any, what: str, size: int, problems: list[str]) -> bytes | None:
     if not isinstance(value, str):
         problems.append(f"{what}: not a base64 string")
@@ -182,13 +188,15 @@ def verify_envelope(
     result = Verification()
     problems = result.problems
     if not isinstance(envelope, dict) or tuple(sorted(envelope)) != _ENVELOPE_KEYS:
-        got = sorted(envelope) if isinstance(envelope, dict) else type(envelope).__name__
-        problems.append(f"{what}: not an envelope with fields {', '.join(_ENVELOPE_KEYS)} ({got})")
+        got = sorted(envelope)[:10] if isinstance(envelope, dict) else type(envelope).__name__
+        problems.append(
+            f"{what}: not an envelope with fields {', '.join(_ENVELOPE_KEYS)} ({_clip(got)})"
+        )
         return result
     if envelope["format"] != ENVELOPE_FORMAT or envelope["algorithm"] != "Ed25519":
         problems.append(
-            f"{what}: format {envelope['format']!r} / algorithm {envelope['algorithm']!r}; "
-            f"expected {ENVELOPE_FORMAT!r} / 'Ed25519'"
+            f"{what}: format {_clip(envelope['format'])} / algorithm "
+            f"{_clip(envelope['algorithm'])}; expected {ENVELOPE_FORMAT!r} / 'Ed25519'"
         )
     payload = envelope["payload"]
     if not isinstance(payload, str) or not payload.isascii():
@@ -203,7 +211,12 @@ def verify_envelope(
         )
     raw_key = _b64(envelope["public_key"], f"{what}: field 'public_key'", 32, problems)
     signature = _b64(envelope["signature"], f"{what}: field 'signature'", 64, problems)
-    embedded = Ed25519PublicKey.from_public_bytes(raw_key) if raw_key is not None else None
+    embedded = None
+    if raw_key is not None:
+        try:
+            embedded = Ed25519PublicKey.from_public_bytes(raw_key)
+        except ValueError:
+            problems.append(f"{what}: field 'public_key' is not an Ed25519 public key")
     if embedded is not None and envelope["key_id"] != key_id(embedded):
         problems.append(f"{what}: field 'key_id' does not name the embedded public key")
     if embedded is not None and trusted is not None and key_id(trusted) != key_id(embedded):
@@ -227,8 +240,8 @@ def verify_envelope(
             )
     try:
         document = json.loads(payload)
-    except ValueError as exc:
-        problems.append(f"{what}: the payload is not JSON ({exc})")
+    except (ValueError, RecursionError) as exc:
+        problems.append(f"{what}: the payload is not JSON ({_clip(str(exc))})")
         return result
     if not isinstance(document, dict) or canonical_json(document) != data:
         problems.append(f"{what}: the payload is not a canonical JSON object")
@@ -246,8 +259,10 @@ def verify_artifact(data: bytes, trusted: Ed25519PublicKey | None) -> Verificati
         return _verify_pack(data, trusted)
     try:
         envelope = json.loads(data.decode("ascii"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return Verification(problems=[f"the file is not an ASCII JSON envelope ({exc})"])
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        return Verification(
+            problems=[f"the file is not an ASCII JSON envelope ({_clip(str(exc))})"]
+        )
     result = verify_envelope(envelope, trusted)
     if isinstance(envelope, dict) and render_envelope(envelope) != data:
         rendered = render_envelope(envelope)
@@ -283,7 +298,7 @@ def _verify_pack(data: bytes, trusted: Ed25519PublicKey | None) -> Verification:
         )
     try:
         envelope = json.loads(contents[PACK_SIGNATURE].decode("ascii"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (ValueError, RecursionError) as exc:
         return Verification(kind="audit_pack", problems=[f"{PACK_SIGNATURE}: not JSON ({exc})"])
     result = verify_envelope(envelope, trusted, what=PACK_SIGNATURE)
     if render_pack(members) != data:
@@ -312,8 +327,8 @@ def _verify_pack(data: bytes, trusted: Ed25519PublicKey | None) -> Verification:
     if not result.problems and "attestation.json" in contents:
         try:
             _check_results(contents, trusted, result)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            result.problems.append(f"attestation.json / results.jsonl: malformed ({exc!r})")
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            result.problems.append(f"attestation.json / results.jsonl: malformed ({_clip(exc)})")
     return result
 
 
