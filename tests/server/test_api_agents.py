@@ -358,6 +358,18 @@ def test_a_trace_without_genai_spans_is_not_an_agent_run(client: TestClient) -> 
     assert client.get("/v1/trajectories").json()["total"] == 0
 
 
+def test_arbiters_own_evaluation_spans_sent_back_are_not_a_run(client: TestClient) -> None:
+    evaluation = otlp.span(
+        OTHER_TRACE,
+        7,
+        "evaluation",
+        gen_ai__operation__name="evaluation",
+        gen_ai__evaluation__name="completed",
+    )
+    _post(client, "/v1/traces", otlp.traces(evaluation, service="arbiter"))
+    assert client.get("/v1/trajectories").json()["total"] == 0
+
+
 @pytest.mark.parametrize(
     ("body", "headers", "status", "needle"),
     [

@@ -13,7 +13,9 @@ comes last is stored once, as a whole.
 Bounds: :data:`MAX_TRACES` traces are buffered (the least recently touched go first),
 each for :data:`MAX_AGE_S` seconds after it was last touched, with at most
 :data:`MAX_TRACE_ITEMS` spans and as many log records. A trace whose spans carry no
-GenAI (``gen_ai.*``) or OpenInference attribute is not an agent's and is not stored.
+GenAI (``gen_ai.*``) or OpenInference attribute is not an agent's and is not stored, nor
+is one whose only GenAI spans are evaluations (Arbiter's own verdict events, when an
+``arbiter`` process exports its telemetry to this server).
 Log records that arrive after their trace left the buffer wait there for spans that
 will not come, and expire.
 """
@@ -31,6 +33,7 @@ from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
+from arbiter.telemetry_eval import EVALUATION_OPERATION
 from arbiter.trajectories.loader import ImportedRun
 from arbiter.trajectories.openinference import (
     looks_like_openinference,
@@ -42,6 +45,7 @@ from arbiter.trajectories.otlp import (
     looks_like_genai,
     trajectories_from_spans,
 )
+from arbiter.trajectories.otlp_steps import operation
 from arbiter.trajectories.spans import LogRecord, Span
 
 __all__ = [
@@ -149,7 +153,7 @@ class TraceIngest:
             if not trace.spans:
                 continue  # log records waiting for their spans
             found = list(trace.spans.values())
-            if not (looks_like_genai(found) or looks_like_openinference(found)):
+            if not _is_agents(found):
                 report.ignored_traces += 1
                 continue
             snapshots.append((key, trace.version, self._runs(found, trace.logs, content_type)))
@@ -248,6 +252,14 @@ class TraceIngest:
         for trace, ids in current:
             trace.stored = ids
         report.stored.extend(records)
+
+
+def _is_agents(spans: list[Span]) -> bool:
+    """Whether a trace holds an agent's spans: OpenInference ones, or GenAI ones that are
+    not only evaluations (Arbiter's own verdict events, sent back to it, are no run)."""
+    if looks_like_openinference(spans):
+        return True
+    return looks_like_genai(s for s in spans if operation(s) != EVALUATION_OPERATION)
 
 
 def is_otlp_media_type(content_type: str | None) -> bool:
