@@ -215,3 +215,13 @@ def test_an_unknown_path_and_method_answer_in_the_shape(open_ctx: Ctx) -> None:
     wrong = open_ctx.client.delete("/v1/runs")
     assert wrong.status_code == 405
     assert wrong.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_text_no_utf8_can_encode_is_a_422_in_the_shape(open_ctx: Ctx) -> None:
+    # JSON may carry a lone surrogate (\ud800); it is refused as text, never stored.
+    body = b'{"task": "\\ud800", "context": "c", "output": "o"}'
+    answer = open_ctx.client.post(
+        "/v1/arbitrate", content=body, headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 422
+    assert answer.json()["error"]["field"] == "body.task"

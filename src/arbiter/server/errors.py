@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arbiter.errors import ArbiterError, InputError, StoreError, StoreUnavailable
+from arbiter.server.responses import ApiJSONResponse
 
 __all__ = [
     "ERROR_CODES",
@@ -119,7 +120,7 @@ def error_json(status: int, message: str, field: str | None = None) -> dict[str,
 def _answer(
     status: int, message: str, field: str | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse(error_json(status, message, field), status_code=status, headers=headers)
+    return ApiJSONResponse(error_json(status, message, field), status_code=status, headers=headers)
 
 
 def error_responses(*statuses: int, validated: bool = True) -> dict[int | str, dict[str, Any]]:
