@@ -221,7 +221,6 @@ async def score_and_store(
     owner: str | None = None,
     assertions: Mapping[str, JsonValue] | None = None,
     input: Mapping[str, Any] | None = None,
-    superseded: Sequence[str] = (),
     run_ids: Sequence[str] | None = None,
 ) -> list[StoredTrajectory]:
     """Score each run online and store them all in one transaction.
@@ -234,7 +233,6 @@ async def score_and_store(
         assertions: The case's assertions every run is scored against, over what the
             import carried (τ-bench's gold actions) and the default thresholds.
         input: The query, for the scorers that read it.
-        superseded: Ids of stored runs these replace (an earlier import of one trace).
         run_ids: The runs' ids, in order (a run stored under an id again replaces it);
             None: :func:`run_id_for` each.
 
@@ -249,7 +247,7 @@ async def score_and_store(
         for run, run_id in zip(runs, ids, strict=True)
     ]
     key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
-    save_trajectories(store, records, owner=owner, superseded=superseded)
+    save_trajectories(store, records, owner=owner)
     attest_trajectories(store, records, signer=key)  # signed when a key is configured
     return records
 
