@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, String, and_, case, func, or_, select
+from sqlalchemy import ColumnElement, String, and_, case, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from arbiter.contract import Case, PairResult, RunInfo, Verdict
@@ -140,13 +140,30 @@ def _failed() -> ColumnElement[bool]:
     )
 
 
+_SQLITE_SCORED = (
+    "EXISTS (SELECT 1 FROM json_each(results.scores) AS score"
+    " WHERE json_extract(score.value, '$.name') = :scorer{failing})"
+)
+
+
+def _sqlite_scored(scorer: str, failing: bool) -> ColumnElement[bool]:
+    """SQLite's JSON1 test that a row holds ``scorer``'s score (failed, with ``failing``).
+
+    A stored score leaves out ``passed`` when it is None (an abstention), so only a
+    JSON ``false`` (read as 0) is a failure, as in :func:`_scored_ids`.
+    """
+    failed = " AND json_extract(score.value, '$.passed') = 0" if failing else ""
+    clause = text(_SQLITE_SCORED.format(failing=failed)).bindparams(scorer=scorer)
+    return cast("ColumnElement[bool]", clause)
+
+
 def _scored_ids(
     store: Store, run_id: str, scorer: str, failing: bool, order: list[Any]
 ) -> list[int]:
-    """The ids of the run's results scored (and, with ``failing``, failed) by ``scorer``.
+    """The ids of the run's results scored (and, with ``failing``, failed) by ``scorer``,
+    read in Python: the portable way, for databases without SQLite's JSON functions.
 
-    Scores are JSON, read here rather than in SQL so the query is the same on every
-    database; only the two columns needed are read.
+    Only the two columns needed are read.
     """
     query = select(ResultRow.id, ResultRow.scores).where(ResultRow.run_id == run_id)
     with store.guard(f"read the results of run {run_id}"), store.session() as session:
@@ -164,14 +181,19 @@ def _scored_ids(
 def page_results(
     store: Store, run_id: str, where: ResultFilter, *, offset: int, limit: int
 ) -> tuple[list[PairResult], int]:
-    """One page of a run's results under ``where``, and how many results match."""
+    """One page of a run's results under ``where``, and how many results match.
+
+    Only the page's rows are read whole; with ``scorer`` on a database other than
+    SQLite, every row's scores are read to choose them.
+    """
     failed = _failed()
     order: list[Any] = [ResultRow.example_id, ResultRow.repetition]
     if where.failures_first:
         rank = case((failed, 0), (ResultRow.passed.is_(None), 1), else_=2)
         order = [rank, *order]
     action = f"read the results of run {run_id}"
-    if where.scorer is not None:
+    condition: ColumnElement[bool] = ResultRow.run_id == run_id
+    if where.scorer is not None and store.engine.dialect.name != "sqlite":
         ids = _scored_ids(store, run_id, where.scorer, where.failing, order)
         chosen = ids[offset : offset + limit]
         with store.guard(action), store.session() as session:
@@ -179,8 +201,9 @@ def page_results(
                 r.id: r for r in session.scalars(select(ResultRow).where(ResultRow.id.in_(chosen)))
             }
         return [_pair_result(rows[i]) for i in chosen], len(ids)
-    condition: ColumnElement[bool] = ResultRow.run_id == run_id
-    if where.failing:
+    if where.scorer is not None:
+        condition = and_(condition, _sqlite_scored(where.scorer, where.failing))
+    elif where.failing:
         condition = and_(condition, failed)
     with store.guard(action), store.session() as session:
         total = session.scalar(select(func.count()).select_from(ResultRow).where(condition))
