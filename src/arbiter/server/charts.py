@@ -277,6 +277,7 @@ def heat_map(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, cell: in
         for j, count in enumerate(row):
             share = count / total if total else 0.0
             kind = "pos" if i == j else "neg"
+            ink = "on-strong" if share > 0.5 else ""  # light text on a dark cell
             x, y = left + cell * j, top + cell * i
             parts.append(
                 f"<g><title>expected {_text(labels[i], 200)}, predicted "
@@ -286,10 +287,11 @@ def heat_map(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, cell: in
                 f'fill-opacity="{_f(0.08 + 0.8 * share if count else 0)}" stroke-opacity="0"/>'
                 f'<rect class="cell-line" x="{x}" y="{y}" width="{cell}" height="{cell}" '
                 'fill="none"/>'
-                f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 1)}" text-anchor="middle">'
-                f"{count:,}</text>"
-                f'<text class="muted" x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 15)}" '
-                f'text-anchor="middle" font-size="10">{pct(share, 0)}</text></g>'
+                f'<text class="{ink}" x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 1)}" '
+                f'text-anchor="middle">{count:,}</text>'
+                f'<text class="{ink or "muted"}" x="{_f(x + cell / 2)}" '
+                f'y="{_f(y + cell / 2 + 15)}" text-anchor="middle" font-size="10">'
+                f"{pct(share, 0)}</text></g>"
             )
     return _svg(width, height, "".join(parts), f"confusion matrix of {n} labels")
 

@@ -39,7 +39,12 @@ from arbiter.service.browse import (
     list_runs,
     list_verdicts,
 )
-from arbiter.service.run_pages import ReportKeeper, compare_for_page, example_page
+from arbiter.service.run_pages import (
+    ReportKeeper,
+    compare_for_page,
+    example_page,
+    runs_to_compare,
+)
 from arbiter.store import Store
 
 __all__ = ["router"]
@@ -202,9 +207,7 @@ def run_page(
     scorer_names = [spec.label for spec in report.scorers] if report is not None else []
     if not scorer_names and examples.items:
         scorer_names = [s.name for s in examples.items[0].row.scores]
-    others = list_runs(
-        store, RunFilter(dataset=info.dataset_name, viewer=who.viewer), offset=0, limit=8
-    ).items
+    others = runs_to_compare(store, info, viewer=who.viewer)
     params = {"show": show if show != "all" else None, "scorer": scorer}
     rows = runs_view.scorer_rows(report, view.binary_scorers) if report is not None else []
     response = render(
@@ -227,7 +230,7 @@ def run_page(
             "show": show,
             "scorer": scorer,
             "computing": reports.computing(info.id),
-            "others": [o for o in others if o.id != info.id],
+            "others": others,
             "pager": _pager(
                 f"/runs/{info.id}", params, [], page, examples.total, EXAMPLES_PER_PAGE
             ),

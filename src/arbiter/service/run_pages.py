@@ -36,6 +36,7 @@ from arbiter.store.report_repository import (
     index_examples,
     keep_report,
     kept_reports,
+    sibling_runs,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "compare_for_page",
     "example_page",
     "primary_figure",
+    "runs_to_compare",
 ]
 
 SYNC_LIMIT = 20_000
@@ -188,6 +190,13 @@ class ReportKeeper:
 
             thread = threading.Thread(target=work, name=f"report-{info.id}", daemon=True)
             self._running[info.id] = thread
+
+
+def runs_to_compare(
+    store: Store, info: RunInfo, *, viewer: str | None, limit: int = 5
+) -> list[tuple[str, str | None]]:
+    """Other runs of the same dataset ``viewer`` may see, newest first, as (id, name)."""
+    return sibling_runs(store, info.id, info.dataset_hash, viewer=viewer, limit=limit)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session
 
 from arbiter.contract import Example, Report
 from arbiter.store.failures_repository import OutcomeCounts
-from arbiter.store.models import DatasetRow
+from arbiter.store.models import DatasetRow, RunRow
+from arbiter.store.ownership_repository import owned_ids
 from arbiter.store.report_models import DatasetExampleRow, RunReportRow
 from arbiter.store.repository import Store
 
@@ -173,3 +174,20 @@ def _pick(session: Session, dataset_hash: str, ids: Sequence[str]) -> list[dict[
     wanted = set(ids)
     raw = session.scalar(select(DatasetRow.examples).where(DatasetRow.content_hash == dataset_hash))
     return [d for d in raw or () if isinstance(d, dict) and d.get("id") in wanted]
+
+
+def sibling_runs(
+    store: Store, run_id: str, dataset_hash: str, *, viewer: str | None, limit: int
+) -> list[tuple[str, str | None]]:
+    """Other runs of the same dataset, newest first, as (id, name): what a run's page
+    offers to compare with, read without counting anyone's results."""
+    query = (
+        select(RunRow.id, RunRow.name)
+        .where(RunRow.dataset_hash == dataset_hash, RunRow.id != run_id)
+        .order_by(RunRow.created_at.desc(), RunRow.id.desc())
+        .limit(limit)
+    )
+    if viewer is not None:
+        query = query.where(RunRow.id.in_(owned_ids("run", viewer)))
+    with store.guard("list runs"), store.session() as session:
+        return [(row_id, name) for row_id, name in session.execute(query).all()]
