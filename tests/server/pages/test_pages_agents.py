@@ -88,7 +88,7 @@ def test_roster_has_a_card_per_agent_and_flow_worst_health_first(
     assert "66.7%" in desk.inner_text()
     assert "3 offline runs" in desk.inner_text()
     assert "4 / 5" in page.locator(".kpis").inner_text()
-    shoot(page, "ui-agents.png", tmp_path)
+    shoot(page, "ui-agents-light.png", tmp_path)
 
 
 def test_roster_filters_to_flows_and_searches_by_name(page: Page, agents: Agents) -> None:
@@ -127,7 +127,7 @@ def test_agent_page_has_dimension_bars_and_a_ledger_that_compares_two_runs(
     offline = page.locator("#offline + .table-wrap table.ledger tbody tr")
     assert offline.count() == 6
     assert offline.first.locator("svg.strip rect").count() == 13
-    shoot(page, "ui-agent.png", tmp_path)
+    shoot(page, "ui-agent-light.png", tmp_path)
     page.get_by_role("link", name=re.compile(r"^Danger")).click()
     assert page.locator("form.ledger-form table.ledger tbody tr").count() == 1
     # By default A is the older run (clean), B the newest (it called the forbidden tool).
@@ -142,7 +142,7 @@ def test_agent_page_has_dimension_bars_and_a_ledger_that_compares_two_runs(
     flips = page.locator("table.flips tbody tr", has_text="forbidden_tools")
     assert "broken" in flips.inner_text()
     assert page.locator("svg.waterfall").count() == 2
-    shoot(page, "ui-compare-trajectories.png", tmp_path)
+    shoot(page, "ui-compare-trajectories-light.png", tmp_path)
 
 
 def test_two_offline_runs_compare_by_their_ids(page: Page, agents: Agents) -> None:
@@ -167,7 +167,7 @@ def test_trajectory_waterfall_puts_parallel_calls_in_lanes_with_band_chips(
     assert page.locator(".chip.chip-review", has_text="tool_success_rate").count() == 1
     assert page.locator(".chip.chip-pass", has_text="required_tools").count() == 1
     assert page.locator(".figure-value.verdict-danger").inner_text() == "failed"
-    shoot(page, "ui-trajectory.png", tmp_path)
+    shoot(page, "ui-trajectory-light.png", tmp_path)
     # A bar is a link to its step: the failed call's details are open, with its error.
     page.locator("svg.waterfall a.wf-link").nth(3).click()
     assert page.evaluate("location.hash") == "#step-3"
@@ -213,7 +213,7 @@ def test_agreeing_with_a_ruling_stores_it_and_shows_on_calibration(
     rulings = page.locator("li.ruling")
     before = rulings.count()
     assert before == 13
-    shoot(page, "ui-annotations.png", tmp_path)
+    shoot(page, "ui-annotations-light.png", tmp_path)
     page.get_by_label("You are").fill("Dana")
     page.get_by_role("button", name="Set").click()
     page.wait_for_load_state()
@@ -236,13 +236,13 @@ def test_agreeing_with_a_ruling_stores_it_and_shows_on_calibration(
     row = page.locator("table.calibration tbody tr", has_text="seed_groundedness")
     assert "too few pairs" in row.inner_text()
     assert re.search(r"\b2\b", row.locator("td").nth(7).inner_text())
-    shoot(page, "ui-calibration.png", tmp_path)
+    shoot(page, "ui-calibration-light.png", tmp_path)
     page.locator("table.calibration a", has_text="seed_groundedness").click()
     assert page.locator("h1").inner_text().startswith("seed_groundedness")
     assert page.locator("table.compact tbody tr").count() == 2
 
 
-def test_pages_read_on_a_phone_in_the_dark_theme(
+def test_pages_read_on_a_phone_and_in_the_dark_theme(
     browser: object, agents: Agents, tmp_path: Path
 ) -> None:
     context = browser.new_context(  # type: ignore[attr-defined]
@@ -253,10 +253,23 @@ def test_pages_read_on_a_phone_in_the_dark_theme(
         page.goto(f"{agents.url}/agents")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390
-        shoot(page, "ui-agents-phone-dark.png", tmp_path)
+        shoot(page, "ui-agents-dark-phone.png", tmp_path)
         page.goto(_trajectory(agents, "desk-1"))
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
-        shoot(page, "ui-trajectory-phone-dark.png", tmp_path)
+        shoot(page, "ui-trajectory-dark-phone.png", tmp_path)
+    finally:
+        context.close()
+    context = browser.new_context(  # type: ignore[attr-defined]
+        viewport={"width": 1280, "height": 900}, color_scheme="dark"
+    )
+    page = context.new_page()
+    try:
+        page.goto(_trajectory(agents, "desk-1"))
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(15, 18, 23)"  # the dark theme's --bg
+        shoot(page, "ui-trajectory-dark.png", tmp_path)
+        page.goto(f"{agents.url}/agents")
+        shoot(page, "ui-agents-dark.png", tmp_path)
     finally:
         context.close()
 
