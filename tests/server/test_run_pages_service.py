@@ -151,3 +151,23 @@ def test_a_page_of_examples_joins_each_result_to_its_example(store: Store) -> No
         assert item.example is not None
         assert item.example.id == item.row.example_id
         assert item.example.input == {"i": int(item.example.id.rsplit("-", 1)[1])}
+
+
+def test_with_api_keys_a_page_without_one_says_a_key_is_needed(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from arbiter.config import Settings
+    from arbiter.server.app import create_app
+    from arbiter.store.api_key_repository import create_api_key
+
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    _, key = create_api_key(store, "ci")
+    app = create_app(Settings(_env_file=None, home=tmp_path), store=store)  # type: ignore[call-arg]
+    with TestClient(app) as client:
+        refused = client.get("/")
+        assert refused.status_code == 401
+        assert "An API key is needed" in refused.text
+        assert client.get("/", headers={"X-API-Key": key}).status_code == 200
+        assert client.get("/", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        assert client.get("/", headers={"X-API-Key": "wrong"}).status_code == 401
+    store.close()

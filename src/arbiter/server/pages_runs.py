@@ -16,10 +16,12 @@ REST API uses, and :mod:`arbiter.service.run_pages`) as the request's API key ma
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.templating import Jinja2Templates
 from starlette.background import BackgroundTask
 from starlette.responses import Response
@@ -30,6 +32,7 @@ from arbiter.harness.pairs import reason_of, shown_outcome, verdict_of
 from arbiter.server import runs_view
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_store, templates
+from arbiter.server.errors import ApiError
 from arbiter.server.pages_common import page_url, render
 from arbiter.server.verdict_view import verdict_context
 from arbiter.service.browse import (
@@ -53,7 +56,26 @@ router = APIRouter(include_in_schema=False)
 
 StoreDep = Annotated[Store, Depends(app_store)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(templates)]
-Who = Annotated[Principal, Depends(principal)]
+
+
+async def page_principal(request: Request, store: StoreDep) -> Principal | None:
+    """The request's principal as the REST API reads it; None when it has no valid key
+    (the page then says a key is needed, as a page rather than the API's JSON)."""
+    given = request.headers.get("authorization", "")
+    scheme, _, credentials = given.partition(" ")
+    bearer = None
+    if scheme.lower() == "bearer" and credentials:
+        bearer = HTTPAuthorizationCredentials(scheme="Bearer", credentials=credentials.strip())
+    try:
+        found: Any = principal(store, bearer, request.headers.get("x-api-key"))
+        if inspect.isawaitable(found):  # the dependency may be a coroutine function
+            found = await found
+        return cast("Principal", found)
+    except ApiError:
+        return None
+
+
+Who = Annotated[Principal | None, Depends(page_principal)]
 
 RUNS_PER_PAGE = 25
 EXAMPLES_PER_PAGE = 50
@@ -83,6 +105,22 @@ def _missing(request: Request, tpl: Jinja2Templates, what: str, message: str) ->
     )
 
 
+def _key_needed(request: Request, tpl: Jinja2Templates) -> Response:
+    return render(
+        request,
+        tpl,
+        "missing.html",
+        {
+            "nav": "runs",
+            "what": "access",
+            "title": "An API key is needed",
+            "message": "This server has API keys: its pages answer requests that carry one "
+            "(Authorization: Bearer <key> or X-API-Key), e.g. through a proxy that adds it.",
+        },
+        status_code=401,
+    )
+
+
 def _tags(values: list[str]) -> tuple[dict[str, str], list[str]]:
     tags, bad = {}, []
     for value in (part for given in values for part in given.replace(",", " ").split()):
@@ -108,6 +146,8 @@ def runs_page(
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
 ) -> Response:
     """The runs table."""
+    if who is None:
+        return _key_needed(request, tpl)
     tags, bad_tags = _tags(tag)
     chosen = status if status in _STATUSES else None
     where = RunFilter(
@@ -188,6 +228,8 @@ def run_page(
     page: Annotated[int, Query(ge=1, le=10_000_000)] = 1,
 ) -> Response:
     """One run: its figures, charts, scorer sections and per-example table."""
+    if who is None:
+        return _key_needed(request, tpl)
     try:
         view = reports.view(store, run_id, viewer=who.viewer)
     except StoreError as exc:
@@ -259,6 +301,8 @@ def compare_page(
     b: Annotated[str, Query(max_length=40)] = "",
 ) -> Response:
     """Two runs compared: deltas with paired intervals, per cohort, the flips."""
+    if who is None:
+        return _key_needed(request, tpl)
     if not a or not b:
         return render(
             request,
@@ -302,6 +346,8 @@ def verdict_page(
     request: Request, verdict_id: str, store: StoreDep, tpl: TemplatesDep, who: Who
 ) -> Response:
     """One jury verdict: the output with its quotes in place, the critics, the decision."""
+    if who is None:
+        return _key_needed(request, tpl)
     if not verdict_id.isdigit() or len(verdict_id) > 18:
         return _missing(request, tpl, "verdict", f"no verdict with id {verdict_id[:40]!r}")
     try:
