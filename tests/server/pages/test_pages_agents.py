@@ -213,7 +213,6 @@ def test_agreeing_with_a_ruling_stores_it_and_shows_on_calibration(
     rulings = page.locator("li.ruling")
     before = rulings.count()
     assert before == 13
-    shoot(page, "ui-annotations-light.png", tmp_path)
     page.get_by_label("You are").fill("Dana")
     page.get_by_role("button", name="Set").click()
     page.wait_for_load_state()
@@ -229,6 +228,7 @@ def test_agreeing_with_a_ruling_stores_it_and_shows_on_calibration(
     latest = page.locator("table tbody tr").first
     assert "Dana" in latest.inner_text()
     assert "agree" in latest.inner_text()
+    shoot(page, "ui-annotations-light.png", tmp_path)
     assert judged not in page.locator("li.ruling .ruling-head a").all_inner_texts()
     page.locator("li.ruling").first.get_by_role("button", name="Disagree").click()
     page.wait_for_url(re.compile(r"saved="))
