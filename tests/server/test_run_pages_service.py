@@ -171,3 +171,29 @@ def test_with_api_keys_a_page_without_one_says_a_key_is_needed(tmp_path: Path) -
         assert client.get("/", headers={"Authorization": f"Bearer {key}"}).status_code == 200
         assert client.get("/", headers={"X-API-Key": "wrong"}).status_code == 401
     store.close()
+
+
+def test_a_large_run_page_opens_with_its_table_and_says_the_figures_are_coming(
+    tmp_path: Path,
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from arbiter.config import Settings
+    from arbiter.server.app import create_app
+
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    run_id = _run(store, 40, seed=6)
+    app = create_app(Settings(_env_file=None, home=tmp_path), store=store)  # type: ignore[call-arg]
+    keeper = ReportKeeper(sync_limit=10)  # 40 results count as a large run here
+    app.state.report_keeper = keeper
+    with TestClient(app) as client:
+        first = client.get(f"/runs/{run_id}")
+        assert first.status_code == 200
+        assert "are being computed; reload in a moment" in first.text
+        assert first.text.count('class="example outcome-') == 40
+        assert 'class="figure figure-lead"' not in first.text
+        keeper.wait(run_id, timeout=60)
+        later = client.get(f"/runs/{run_id}")
+        assert "being computed" not in later.text
+        assert 'class="figure figure-lead"' in later.text
+    store.close()
