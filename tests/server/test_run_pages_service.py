@@ -197,3 +197,19 @@ def test_a_large_run_page_opens_with_its_table_and_says_the_figures_are_coming(
         assert "being computed" not in later.text
         assert 'class="figure figure-lead"' in later.text
     store.close()
+
+
+def test_a_page_past_the_end_says_how_many_the_listing_holds(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from arbiter.config import Settings
+    from arbiter.server.app import create_app
+
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    run_id = _run(store, 12, seed=7)
+    app = create_app(Settings(_env_file=None, home=tmp_path), store=store)  # type: ignore[call-arg]
+    with TestClient(app) as client:
+        shown = client.get(f"/runs/{run_id}?page=9")
+        assert shown.status_code == 200
+        assert "No example on this page: the listing holds 12" in shown.text
+    store.close()
