@@ -115,3 +115,14 @@ def test_runs_are_scoped_to_their_owner(
     pair = {"a": seed.run_id, "b": seed.other_run_id}
     assert client.get("/v1/compare", params=pair, headers=keys.a).status_code == 404
     assert client.get("/v1/compare", params=pair, headers=keys.admin).status_code == 200
+
+
+def test_a_revoked_key_is_refused(client: TestClient, server_store: Store) -> None:
+    from arbiter.store.api_key_repository import revoke_api_key
+
+    info, key = create_api_key(server_store, "leaked")
+    create_api_key(server_store, "still here")
+    headers = {"Authorization": f"Bearer {key}"}
+    assert client.get("/v1/runs", headers=headers).status_code == 200
+    assert revoke_api_key(server_store, info.id) == info
+    assert client.get("/v1/runs", headers=headers).status_code == 401

@@ -190,3 +190,16 @@ def test_loopback_addresses(host: str, loopback: bool) -> None:
     from arbiter.service.serving import is_loopback
 
     assert is_loopback(host) is loopback
+
+
+def test_a_revoked_key_is_gone(cli: Callable[..., Result]) -> None:
+    made = cli("keys", "create", "--name", "temp")
+    key_id = made.err.split("created key ")[1].split()[0]
+    revoked = cli("keys", "revoke", key_id)
+    assert revoked.code == 0
+    assert f"revoked key {key_id} (temp)" in revoked.err
+    assert "open again" in revoked.err
+    assert "temp" not in cli("keys", "list").out
+    again = cli("keys", "revoke", key_id)
+    assert again.code == 3
+    assert f"no API key with id {key_id!r}" in again.err

@@ -46,6 +46,27 @@ def create(
     typer.echo(key)
 
 
+@keys_app.command("revoke")
+def revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (arbiter keys list).")],
+) -> None:
+    """Revoke an API key: requests with it are refused from now on."""
+    from arbiter.errors import InputError
+    from arbiter.store.api_key_repository import count_api_keys, revoke_api_key
+
+    store = open_store()
+    try:
+        gone = revoke_api_key(store, key_id)
+        left = count_api_keys(store)
+    finally:
+        store.close()
+    if gone is None:
+        raise InputError(f"no API key with id {key_id!r}; see arbiter keys list")
+    note(f"revoked key {gone.id} ({gone.name})")
+    if left == 0:
+        note("no API keys left: `arbiter serve` is open again and binds loopback only")
+
+
 @keys_app.command("list")
 def list_keys(
     as_json: Annotated[bool, typer.Option("--json", help="Print the keys as JSON.")] = False,

@@ -12,12 +12,19 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from arbiter.store.api_key_models import ApiKeyRow
 from arbiter.store.repository import Store
 
-__all__ = ["ApiKeyInfo", "count_api_keys", "create_api_key", "find_api_key", "list_api_keys"]
+__all__ = [
+    "ApiKeyInfo",
+    "count_api_keys",
+    "create_api_key",
+    "find_api_key",
+    "list_api_keys",
+    "revoke_api_key",
+]
 
 
 @dataclass(frozen=True)
@@ -80,3 +87,17 @@ def list_api_keys(store: Store) -> list[ApiKeyInfo]:
     with store.guard("list API keys"), store.session() as session:
         rows = session.scalars(select(ApiKeyRow).order_by(ApiKeyRow.created_at)).all()
         return [_info(row) for row in rows]
+
+
+def revoke_api_key(store: Store, key_id: str) -> ApiKeyInfo | None:
+    """Delete the key ``key_id`` (its records keep it as their owner); None if unknown.
+
+    With the last key gone the server is open again, and binds loopback only.
+    """
+    with store.guard("revoke an API key"), store.session() as session, session.begin():
+        row = session.get(ApiKeyRow, key_id)
+        if row is None:
+            return None
+        info = _info(row)
+        session.execute(delete(ApiKeyRow).where(ApiKeyRow.id == key_id))
+        return info
