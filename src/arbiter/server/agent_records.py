@@ -165,14 +165,20 @@ def stored_record(stored: StoredTrajectory) -> AgentRecord | None:
 
 
 def agent_records(
-    store: Store, *, limit: int = MAX_AGENT_RUNS, max_results: int = MAX_OFFLINE_RESULTS
+    store: Store,
+    *,
+    viewer: str | None = None,
+    limit: int = MAX_AGENT_RUNS,
+    max_results: int = MAX_OFFLINE_RESULTS,
 ) -> list[AgentRecord]:
-    """The scored trajectories of the newest ``limit`` stored offline agent runs, at most
-    ``max_results`` of them (newest runs first), so a page stays fast on a large store."""
-    from arbiter.store.browse_repository import ResultFilter, page_results
+    """The scored trajectories of the newest ``limit`` offline agent runs ``viewer`` may
+    see (None: all), at most ``max_results`` of them (newest runs first), so a page stays
+    fast on a large store."""
+    from arbiter.service.browse import list_runs
+    from arbiter.store.browse_repository import ResultFilter, RunFilter, page_results
 
     records: list[AgentRecord] = []
-    for info in store.list_runs(limit=limit):
+    for info in list_runs(store, RunFilter(viewer=viewer), limit=limit).items:
         room = max_results - len(records)
         if room <= 0:
             break
@@ -214,12 +220,14 @@ def live_bars(detail: AgentDetail) -> list[DimensionBar]:
     return sort_bars(bars)
 
 
-def failing_checks(store: Store, agent: str, kind: str) -> tuple[str, ...]:
+def failing_checks(
+    store: Store, agent: str, kind: str, *, viewer: str | None = None
+) -> tuple[str, ...]:
     """The (at most three) scorers that failed an agent's stored runs most often."""
     from arbiter.store.trajectory_repository import score_tallies
 
     failures: dict[str, int] = {}
-    for tally in score_tallies(store, agent, kind=kind):
+    for tally in score_tallies(store, agent, kind=kind, viewer=viewer):
         if tally.passed is False and not tally.errored:
             failures[tally.name] = failures.get(tally.name, 0) + tally.count
     return tuple(sorted(failures, key=lambda n: (-failures[n], n))[:3])
@@ -251,15 +259,18 @@ def live_card(
     )
 
 
-def roster_cards(store: Store) -> tuple[list[RosterCard], list[AgentRecord]]:
-    """Every agent's card, worst health first, and the offline records read for them.
+def roster_cards(
+    store: Store, *, viewer: str | None = None
+) -> tuple[list[RosterCard], list[AgentRecord]]:
+    """Every agent's card ``viewer`` may see (None: all), worst health first, and the
+    offline records read for them.
 
     An agent with stored trajectories gets its live card (the REST roster's figures);
     one known only from offline runs gets a card of those.
     """
     from arbiter.service.agent_roster import agent_roster
 
-    offline = agent_records(store)
+    offline = agent_records(store, viewer=viewer)
     counts: dict[tuple[str, str], int] = {}
     for r in offline:
         counts[(r.agent, r.kind)] = counts.get((r.agent, r.kind), 0) + 1
@@ -267,30 +278,34 @@ def roster_cards(store: Store) -> tuple[list[RosterCard], list[AgentRecord]]:
         live_card(
             s,
             offline_runs=counts.get((s.name, _kind(s.kind)), 0),
-            failing=failing_checks(store, s.name, s.kind),
+            failing=failing_checks(store, s.name, s.kind, viewer=viewer),
         )
-        for s in agent_roster(store)
+        for s in agent_roster(store, viewer=viewer)
     ]
     known = {(c.name, c.kind) for c in live}
     others = roster(r for r in offline if (r.agent, r.kind) not in known)
     return worst_first([*live, *others]), offline
 
 
-def previous_run(store: Store, current: AgentRecord) -> AgentRecord | None:
+def previous_run(
+    store: Store, current: AgentRecord, *, viewer: str | None = None
+) -> AgentRecord | None:
     """The run to compare ``current`` with: the same agent's run stored just before it
     (live), or another run of the same case, else the agent's run before it (offline)."""
     if current.live:
         from arbiter.store.trajectory_repository import list_trajectories
 
         kind = "flow" if current.kind == "flow" else "trajectory"
-        found, _ = list_trajectories(store, agent=current.agent, kind=kind, limit=200)
+        found, _ = list_trajectories(
+            store, agent=current.agent, kind=kind, viewer=viewer, limit=200
+        )
         ids = [s.id for s in found]
         if current.id in ids and ids.index(current.id) + 1 < len(ids):
             return stored_record(found[ids.index(current.id) + 1])
         return None
     mine = [
         r
-        for r in agent_records(store)
+        for r in agent_records(store, viewer=viewer)
         if r.agent == current.agent and r.kind == current.kind and r.id != current.id
     ]
     same_case = [r for r in mine if r.case_id == current.case_id]
@@ -300,17 +315,22 @@ def previous_run(store: Store, current: AgentRecord) -> AgentRecord | None:
     return older[-1] if older else None
 
 
-def record(store: Store, value: str) -> AgentRecord | None:
-    """The record ``value`` names (a stored trajectory's id, or an offline record's)."""
+def record(store: Store, value: str, *, viewer: str | None = None) -> AgentRecord | None:
+    """The record ``value`` names (a stored trajectory's id, or an offline record's), if
+    ``viewer`` may see it (None: all)."""
     ref = parse_record_id(value)
     if ref is None:
         from arbiter.store.trajectory_repository import get_trajectory
 
-        stored = get_trajectory(store, value)
+        stored = get_trajectory(store, value, viewer=viewer)
         return stored_record(stored) if stored is not None else None
+    from arbiter.service.browse import find_run
+
     try:
-        info = store.get_run(ref.run_id)
+        info = find_run(store, ref.run_id, viewer=viewer)
     except StoreError:
+        return None
+    if info.id != ref.run_id:  # a prefix found it: ids are exact here
         return None
     for result in store.results(info.id):
         if result.example_id == ref.case_id and result.repetition == ref.repetition:

@@ -29,7 +29,7 @@ from arbiter.contract import (
 from arbiter.errors import StoreError
 from arbiter.server.agent_records import is_agent_run, parse_record_id, record_id
 from arbiter.store import Store
-from arbiter.store.browse_repository import ResultFilter, page_results
+from arbiter.store.browse_repository import ResultFilter, RunFilter, page_results
 from arbiter.store.trajectory_repository import get_trajectory, list_trajectories
 
 __all__ = [
@@ -158,6 +158,7 @@ def recent_rulings(
     judge: str | None = None,
     unlabelled_by: str | None = None,
     annotations: list[Annotation] | None = None,
+    viewer: str | None = None,
 ) -> list[Ruling]:
     """Judge rulings of the newest runs with a judge, newest run first.
 
@@ -167,7 +168,10 @@ def recent_rulings(
         judge: Only this judge's rulings.
         unlabelled_by: Leave out rulings this annotator already labelled.
         annotations: The stored annotations (to know what is labelled).
+        viewer: Whose runs and trajectories may be seen; None: all.
     """
+    from arbiter.service.browse import list_runs
+
     done = {
         (a.item_id, a.dimension)
         for a in annotations or ()
@@ -175,7 +179,7 @@ def recent_rulings(
     }
     rulings: list[Ruling] = []
     seen_runs = 0
-    for info in store.list_runs(limit=200):
+    for info in list_runs(store, RunFilter(viewer=viewer), limit=200).items:
         judges = [j for j in judge_labels(info) if judge is None or j == judge]
         if not judges:
             continue
@@ -187,7 +191,7 @@ def recent_rulings(
                     rulings.append(ruling)
         if seen_runs >= QUEUE_RUNS:
             break
-    stored, _ = list_trajectories(store, limit=STORED_RUNS)
+    stored, _ = list_trajectories(store, viewer=viewer, limit=STORED_RUNS)
     for record in stored:
         judges = [j for j in _stored_judges(record) if judge is None or j == judge]
         for ruling in _stored_rulings(record, judges, dimension_of):
@@ -197,21 +201,29 @@ def recent_rulings(
 
 
 def find_ruling(
-    store: Store, item_id: str, judge: str, dimension_of: Callable[[str], str | None]
+    store: Store,
+    item_id: str,
+    judge: str,
+    dimension_of: Callable[[str], str | None],
+    *,
+    viewer: str | None = None,
 ) -> Ruling | None:
-    """The ruling of ``judge`` on the item ``item_id`` names, as stored now; None if none."""
+    """The ruling of ``judge`` on the item ``item_id`` names, as stored now, if ``viewer``
+    may see it; None if none."""
+    from arbiter.service.browse import find_run
+
     ref = parse_record_id(item_id)
     if ref is None:
-        stored = get_trajectory(store, item_id)
+        stored = get_trajectory(store, item_id, viewer=viewer)
         if stored is None or judge not in _stored_judges(stored):
             return None
         found = _stored_rulings(stored, [judge], dimension_of)
         return found[0] if found else None
     try:
-        info = store.get_run(ref.run_id)
+        info = find_run(store, ref.run_id, viewer=viewer)
     except StoreError:
         return None
-    if judge not in judge_labels(info):
+    if info.id != ref.run_id or judge not in judge_labels(info):
         return None
     for result in store.results(info.id):
         if result.example_id == ref.case_id and result.repetition == ref.repetition:

@@ -34,17 +34,21 @@ from arbiter.server.agents_view import (
     roster,
     run_health,
 )
+from arbiter.server.auth import Principal
 from arbiter.server.deps import app_store, templates
 from arbiter.server.pages_common import page_url, render
+from arbiter.server.pages_runs import page_principal
 from arbiter.server.waterfall import waterfall
 from arbiter.store import Store
 
-__all__ = ["ScorerFacts", "router"]
+__all__ = ["ScorerFacts", "Who", "key_needed", "router"]
 
 router = APIRouter(include_in_schema=False)
 
 StoreDep = Annotated[Store, Depends(app_store)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(templates)]
+Who = Annotated[Principal | None, Depends(page_principal)]
+"""The request's key, read as the REST API reads it; None when keys exist and it has none."""
 
 _MOMENTS = ("plan", "retrieve", "act", "compose", "deliver", "run")
 _MOMENT_NAMES: dict[str | None, str] = {
@@ -91,6 +95,22 @@ class ScorerFacts:
         return [(_MOMENT_NAMES[m], groups[m]) for m in (*_MOMENTS, None) if m in groups]
 
 
+def key_needed(request: Request, tpl: Jinja2Templates, nav: str = "agents") -> Response:
+    """The 401 page of a server with API keys, for a request without a valid one."""
+    return render(
+        request,
+        tpl,
+        "agents_missing.html",
+        {
+            "nav": nav,
+            "title": "An API key is needed",
+            "what": "This server has API keys: its pages answer requests that carry one "
+            "(Authorization: Bearer <key> or X-API-Key), e.g. through a proxy that adds it.",
+        },
+        status_code=401,
+    )
+
+
 def _not_found(request: Request, tpl: Jinja2Templates, what: str) -> Response:
     return render(
         request,
@@ -106,11 +126,14 @@ def agents_page(
     request: Request,
     store: StoreDep,
     tpl: TemplatesDep,
+    who: Who,
     kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     """The roster: one card per agent and per flow, worst health first."""
-    cards, _ = records_of.roster_cards(store)
+    if who is None:
+        return key_needed(request, tpl)
+    cards, _ = records_of.roster_cards(store, viewer=who.viewer)
     shown = [
         c
         for c in cards
@@ -152,36 +175,47 @@ def agent_page(
     name: str,
     store: StoreDep,
     tpl: TemplatesDep,
+    who: Who,
     kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
     band: Annotated[Literal["healthy", "review", "danger", "inactive"] | None, Query()] = None,
     offset: Annotated[int, Query(ge=0, le=100_000_000)] = 0,
 ) -> Response:
     """One agent: its card, per-dimension bars and its runs ledger (live, then offline)."""
+    if who is None:
+        return key_needed(request, tpl)
+    viewer = who.viewer
     from arbiter.service.agent_roster import agent_detail
     from arbiter.store.trajectory_repository import agent_totals, list_trajectories
 
     facts = ScorerFacts()
-    offline = [r for r in records_of.agent_records(store) if r.agent == name]
-    live_kinds = {
-        "flow" if t.kind == "flow" else "agent" for t in agent_totals(store) if t.agent == name
-    }
+    offline = [r for r in records_of.agent_records(store, viewer=viewer) if r.agent == name]
+    totals = agent_totals(store, viewer=viewer)
+    live_kinds = {"flow" if t.kind == "flow" else "agent" for t in totals if t.agent == name}
     kinds = live_kinds | {r.kind for r in offline}
     chosen = kind or ("agent" if "agent" in kinds else "flow")
     offline = [r for r in offline if r.kind == chosen]
     stored_kind: Literal["trajectory", "flow"] = "flow" if chosen == "flow" else "trajectory"
-    detail = agent_detail(store, name, kind=stored_kind) if chosen in live_kinds else None
+    detail = None
+    if chosen in live_kinds:
+        detail = agent_detail(store, name, kind=stored_kind, viewer=viewer)
     if detail is not None:
         card = records_of.live_card(
             detail,
             offline_runs=len(offline),
-            failing=records_of.failing_checks(store, name, stored_kind),
+            failing=records_of.failing_checks(store, name, stored_kind, viewer=viewer),
         )
         bars = records_of.live_bars(detail)
 
         def page(health: Health | None, limit: int) -> tuple[list[AgentRecord], int]:
             wanted = "none" if health == "inactive" else health
             found, total = list_trajectories(
-                store, agent=name, kind=stored_kind, band=wanted, offset=offset, limit=limit
+                store,
+                agent=name,
+                kind=stored_kind,
+                band=wanted,
+                viewer=viewer,
+                offset=offset,
+                limit=limit,
             )
             return [r for r in map(records_of.stored_record, found) if r is not None], total
 
@@ -255,10 +289,12 @@ def _facts(record: AgentRecord) -> dict[str, object]:
 
 @router.get("/trajectories/{record_id:path}")
 def trajectory_page(
-    request: Request, record_id: str, store: StoreDep, tpl: TemplatesDep
+    request: Request, record_id: str, store: StoreDep, tpl: TemplatesDep, who: Who
 ) -> Response:
     """One run: its waterfall, its verdict chips, its answer and steps."""
-    found = records_of.record(store, record_id)
+    if who is None:
+        return key_needed(request, tpl)
+    found = records_of.record(store, record_id, viewer=who.viewer)
     if found is None:
         return _not_found(request, tpl, "No stored trajectory has this id.")
     return render(
@@ -278,7 +314,7 @@ def trajectory_page(
             "abstained": [s for s in found.scores if chip_state(s) == "abstain"],
             "chip_state": chip_state,
             "facts": _facts(found),
-            "previous": records_of.previous_run(store, found),
+            "previous": records_of.previous_run(store, found, viewer=who.viewer),
         },
     )
 
@@ -288,14 +324,17 @@ def compare_trajectories_page(
     request: Request,
     store: StoreDep,
     tpl: TemplatesDep,
+    who: Who,
     a: Annotated[str | None, Query(max_length=2_000)] = None,
     b: Annotated[str | None, Query(max_length=2_000)] = None,
 ) -> Response:
     """Two runs side by side: tool calls aligned and marked, verdicts that flipped."""
     from arbiter.trajectories.diff import diff_calls, flipped_verdicts
 
-    left = records_of.record(store, a) if a else None
-    right = records_of.record(store, b) if b else None
+    if who is None:
+        return key_needed(request, tpl)
+    left = records_of.record(store, a, viewer=who.viewer) if a else None
+    right = records_of.record(store, b, viewer=who.viewer) if b else None
     missing = [side for side, r, given in (("A", left, a), ("B", right, b)) if given and r is None]
     context: dict[str, object] = {"nav": "agents", "a_id": a or "", "b_id": b or ""}
     if left is None or right is None:

@@ -24,10 +24,13 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import RedirectResponse, Response
 
+from arbiter.contract import Annotation
 from arbiter.errors import InputError
+from arbiter.judges.calibration import CalibrationReport
+from arbiter.server.auth import Principal
 from arbiter.server.deps import app_store, templates
 from arbiter.server.judge_rulings import find_ruling, recent_rulings
-from arbiter.server.pages_agents import ScorerFacts
+from arbiter.server.pages_agents import ScorerFacts, Who, key_needed
 from arbiter.server.pages_common import page_url, render
 from arbiter.store import Store
 
@@ -60,6 +63,14 @@ def _same_site(request: Request) -> bool:
     return urlsplit(origin).netloc == request.headers.get("host", "")
 
 
+def _visible_labels(store: Store, who: Principal) -> list[Annotation]:
+    """The latest labels the key may see: its own, or every one for an admin (or an
+    open server)."""
+    from arbiter.service.annotations import list_annotations
+
+    return list_annotations(store, owner=who.key_id, everyone=who.viewer is None)
+
+
 def _problem(
     request: Request, tpl: Jinja2Templates, status: int, title: str, message: str, back: str
 ) -> Response:
@@ -77,25 +88,28 @@ def annotations_page(
     request: Request,
     store: StoreDep,
     tpl: TemplatesDep,
+    who: Who,
     judge: Annotated[str | None, Query(max_length=200)] = None,
     show: Annotated[Literal["todo", "all"], Query()] = "todo",
     saved: Annotated[str | None, Query(max_length=400)] = None,
 ) -> Response:
     """The queue: recent judge rulings to agree or disagree with."""
-    from arbiter.service.annotations import list_annotations
-
+    if who is None:
+        return key_needed(request, tpl, "annotations")
     facts = ScorerFacts()
     annotator = _annotator(request)
-    labelled = list_annotations(store, everyone=True)
+    labelled = _visible_labels(store, who)
     rulings = recent_rulings(
         store,
         facts.dimension,
         judge=judge,
         unlabelled_by=annotator if show == "todo" and annotator else None,
         annotations=labelled,
+        viewer=who.viewer,
     )
     every_judge = sorted(
-        {r.judge for r in recent_rulings(store, facts.dimension)} | ({judge} if judge else set())
+        {r.judge for r in recent_rulings(store, facts.dimension, viewer=who.viewer)}
+        | ({judge} if judge else set())
     )
     mine = {
         (a.item_id, a.dimension): a.label
@@ -135,10 +149,13 @@ def annotate_page(
     annotator: Annotated[str, Form(max_length=200)] = "",
     comment: Annotated[str, Form(max_length=10_000)] = "",
     back: Annotated[str, Form(max_length=2_000)] = "/annotations",
+    who: Who = None,
 ) -> Response:
     """Store one label with the ruling frozen; back to the queue (303)."""
     from arbiter.service.annotations import annotate
 
+    if who is None:
+        return key_needed(request, tpl, "annotations")
     back = back if back.startswith("/annotations") else "/annotations"
     if not _same_site(request):
         return _problem(
@@ -149,12 +166,12 @@ def annotate_page(
             "A label can only be given from Arbiter's own pages.",
             back,
         )
-    who = annotator.strip() or _annotator(request)
-    if not who:
+    name = annotator.strip() or _annotator(request)
+    if not name:
         return _problem(
             request, tpl, 400, "Who is labelling?", "Give your name to label a ruling.", back
         )
-    ruling = find_ruling(store, item, judge, ScorerFacts().dimension)
+    ruling = find_ruling(store, item, judge, ScorerFacts().dimension, viewer=who.viewer)
     if ruling is None:
         return _problem(request, tpl, 404, "Not found", "No stored ruling of this judge.", back)
     if ruling.frozen.verdict != shown:
@@ -169,8 +186,9 @@ def annotate_page(
             ruling.item_id,
             ruling.dimension,
             label,
-            who,
+            name,
             ruling=ruling.frozen,
+            owner=who.owner,
             comment=comment.strip(),
         )
     except InputError as exc:
@@ -179,7 +197,7 @@ def annotate_page(
     target = f"{back}{separator}{page_url('', {'saved': f'{label}: {judge}'})[1:]}"
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
-        ANNOTATOR_COOKIE, who, max_age=365 * 24 * 3600, httponly=True, samesite="strict"
+        ANNOTATOR_COOKIE, name, max_age=365 * 24 * 3600, httponly=True, samesite="strict"
     )
     return response
 
@@ -190,30 +208,51 @@ def annotator_page(
     tpl: TemplatesDep,
     annotator: Annotated[str, Form(max_length=200)],
     back: Annotated[str, Form(max_length=2_000)] = "/annotations",
+    who: Who = None,
 ) -> Response:
     """Remember who is labelling (a cookie); back to the queue (303)."""
+    if who is None:
+        return key_needed(request, tpl, "annotations")
     back = back if back.startswith("/annotations") else "/annotations"
     if not _same_site(request):
         return _problem(
             request, tpl, 403, "Refused", "A name can only be set from Arbiter's own pages.", back
         )
-    who = annotator.strip()
+    name = annotator.strip()
     response = RedirectResponse(back, status_code=303)
-    if who:
+    if name:
         response.set_cookie(
-            ANNOTATOR_COOKIE, who, max_age=365 * 24 * 3600, httponly=True, samesite="strict"
+            ANNOTATOR_COOKIE, name, max_age=365 * 24 * 3600, httponly=True, samesite="strict"
         )
     else:
         response.delete_cookie(ANNOTATOR_COOKIE)
     return response
 
 
-@router.get("/calibration")
-def calibration_page(request: Request, store: StoreDep, tpl: TemplatesDep) -> Response:
-    """Every judge and dimension calibrated against the stored labels."""
-    from arbiter.service.calibration import calibrate_store
+def _calibration(store: Store, who: Principal, judge: str | None) -> CalibrationReport:
+    """The judges calibrated on the labels the key may see: every label for an admin (or
+    an open server), the key's own otherwise."""
+    if who.viewer is None:
+        from arbiter.service.calibration import calibrate_store
 
-    report = calibrate_store(store)
+        return calibrate_store(store, judge=judge)
+    from arbiter.judges.calibration import calibrate, pairs_from_annotations
+
+    labels = [a for a in _visible_labels(store, who) if judge is None or _judge_of(a) == judge]
+    pairs, excluded = pairs_from_annotations(labels)
+    return calibrate(pairs, excluded=excluded)
+
+
+def _judge_of(annotation: Annotation) -> str | None:
+    return annotation.ruling.judge if annotation.ruling is not None else None
+
+
+@router.get("/calibration")
+def calibration_page(request: Request, store: StoreDep, tpl: TemplatesDep, who: Who) -> Response:
+    """Every judge and dimension calibrated against the stored labels."""
+    if who is None:
+        return key_needed(request, tpl, "annotations")
+    report = _calibration(store, who, None)
     return render(
         request,
         tpl,
@@ -224,14 +263,13 @@ def calibration_page(request: Request, store: StoreDep, tpl: TemplatesDep) -> Re
 
 @router.get("/calibration/{judge:path}")
 def judge_calibration_page(
-    request: Request, judge: str, store: StoreDep, tpl: TemplatesDep
+    request: Request, judge: str, store: StoreDep, tpl: TemplatesDep, who: Who
 ) -> Response:
     """One judge: its calibration per dimension, and the labels behind it."""
-    from arbiter.service.annotations import list_annotations
-    from arbiter.service.calibration import calibrate_store
-
-    report = calibrate_store(store, judge=judge)
-    labels = list_annotations(store, judge=judge, everyone=True)
+    if who is None:
+        return key_needed(request, tpl, "annotations")
+    report = _calibration(store, who, judge)
+    labels = [a for a in _visible_labels(store, who) if _judge_of(a) == judge]
     return render(
         request,
         tpl,
