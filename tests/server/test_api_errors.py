@@ -225,3 +225,21 @@ def test_text_no_utf8_can_encode_is_a_422_in_the_shape(open_ctx: Ctx) -> None:
     )
     assert answer.status_code == 422
     assert answer.json()["error"]["field"] == "body.task"
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "eyJvIjotMX0",
+        "eyJvIjoxZTk5OX0",
+        "eyJvIjoxMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDB9",
+        "W10",
+        "%%%",
+        "é",
+    ],
+    ids=["negative", "float", "huge", "a list", "not base64", "not ascii"],
+)
+def test_a_forged_cursor_is_a_400(open_ctx: Ctx, cursor: str) -> None:
+    answer = open_ctx.client.get("/v1/verdicts", params={"cursor": cursor})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["field"] == "query.cursor"

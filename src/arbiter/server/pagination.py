@@ -24,6 +24,8 @@ T = TypeVar("T")
 
 MAX_LIMIT = 500
 """The most items one page holds."""
+_MAX_OFFSET = 2**53
+"""No cursor this server makes points further (and a database integer holds it)."""
 
 
 class Page(BaseModel, Generic[T]):
@@ -54,7 +56,7 @@ def decode_cursor(cursor: str) -> int:
         offset = json.loads(raw)["o"]
     except (binascii.Error, ValueError, TypeError, KeyError, UnicodeDecodeError):
         offset = None
-    if type(offset) is not int or offset < 0:
+    if type(offset) is not int or not 0 <= offset <= _MAX_OFFSET:
         raise ApiError(400, "the cursor is not one this server gave out", field="query.cursor")
     return offset
 
