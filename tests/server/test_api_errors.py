@@ -243,3 +243,26 @@ def test_a_forged_cursor_is_a_400(open_ctx: Ctx, cursor: str) -> None:
     answer = open_ctx.client.get("/v1/verdicts", params={"cursor": cursor})
     assert answer.status_code == 400
     assert answer.json()["error"]["field"] == "query.cursor"
+
+
+@pytest.mark.parametrize("depth", [33, 500, 900])
+def test_metadata_nested_too_deep_is_a_422(open_ctx: Ctx, depth: int) -> None:
+    # Within the size limit, yet deeper than serializers go: refused before judging.
+    body = '{"task": "t", "context": "c", "output": "o", "metadata": {"a": %s}}' % (
+        "[" * depth + "]" * depth
+    )
+    answer = open_ctx.client.post(
+        "/v1/arbitrate", content=body.encode(), headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 422
+    assert answer.json()["error"]["field"] == "body.metadata"
+    assert "deeper than 32" in answer.json()["error"]["message"]
+
+
+def test_metadata_at_the_depth_limit_is_kept(open_ctx: Ctx) -> None:
+    nested: object = "leaf"
+    for _ in range(31):
+        nested = [nested]
+    answer = open_ctx.client.post("/v1/arbitrate", json={**BROKEN, "metadata": {"a": nested}})
+    assert answer.status_code == 201
+    assert answer.json()["case"]["metadata"] == {"a": nested}

@@ -21,6 +21,7 @@ from arbiter.jury.jury import Jury
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_store
 from arbiter.server.errors import error_responses
+from arbiter.server.limits import check_depth
 from arbiter.server.pagination import Page, PageParams, page_params
 from arbiter.server.responses import ApiJSONResponse
 from arbiter.service.arbitrate import arbitrate, replay_visible_run
@@ -69,6 +70,11 @@ class ArbitrateRequest(BaseModel):
         if value is not None and "\x00" in value:
             raise ValueError("must not contain a NUL character (U+0000)")
         return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _shallow(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_depth(value)
 
 
 class VerdictOut(BaseModel):

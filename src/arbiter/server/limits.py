@@ -8,13 +8,40 @@ and reading stops at the limit.
 from __future__ import annotations
 
 import json
+from typing import Any, TypeVar
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arbiter.server.errors import error_json
 
-__all__ = ["BodyLimit"]
+__all__ = ["MAX_DEPTH", "BodyLimit", "check_depth"]
+
+
+T = TypeVar("T")
+
+MAX_DEPTH = 32
+"""The deepest nesting of lists and objects a free-form JSON field may hold."""
+
+
+def check_depth(value: T, limit: int = MAX_DEPTH) -> T:
+    """``value``, if its lists and objects nest at most ``limit`` deep (linear, no recursion).
+
+    A body within the size limit can still nest thousands deep; storing and answering it
+    would then fail on serializers' own depth limits, past validation.
+
+    Raises:
+        ValueError: It nests deeper (a Pydantic validator turns this into a 422).
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                raise ValueError(f"nests deeper than {limit} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return value
 
 
 class _TooLarge(HTTPException):
