@@ -133,7 +133,7 @@ def agents_page(
     """The roster: one card per agent and per flow, worst health first."""
     if who is None:
         return key_needed(request, tpl)
-    cards, _ = records_of.roster_cards(store, viewer=who.viewer)
+    cards, offline = records_of.roster_cards(store, viewer=who.viewer)
     shown = [
         c
         for c in cards
@@ -145,8 +145,10 @@ def agents_page(
         "evaluated": sum(1 for c in cards if c.health != "inactive"),
         "healthy": counts["healthy"],
         "attention": counts["review"] + counts["danger"],
-        "runs": sum(c.runs for c in cards),
-        "failed": sum(c.decided - c.passed for c in cards),
+        # Live cards count their stored runs; offline runs are counted whatever the card.
+        "runs": sum(c.runs for c in cards if c.live) + len(offline),
+        "failed": sum(c.decided - c.passed for c in cards if c.live)
+        + sum(1 for r in offline if r.passed is False),
     }
     return render(
         request,

@@ -87,7 +87,10 @@ def test_roster_has_a_card_per_agent_and_flow_worst_health_first(
     desk = page.locator(".card", has_text="research-desk")
     assert "66.7%" in desk.inner_text()
     assert "3 offline runs" in desk.inner_text()
-    assert "4 / 5" in page.locator(".kpis").inner_text()
+    kpis = page.locator(".kpis").inner_text()
+    assert "4 / 5" in kpis
+    assert "17\n" in kpis  # 3 stored runs and 14 runs of case files
+    assert "4 failed" in kpis  # 1 stored, 3 of case files
     shoot(page, "ui-agents-light.png", tmp_path)
 
 
