@@ -30,7 +30,7 @@ def test_every_judge_takes_gate_from_the_command_line(name: str) -> None:
 
 
 def test_a_promoted_spec_rebuilds_as_a_gating_scorer() -> None:
-    (spec,) = scorer_specs(["content_safety:gate=true,judges=[\"mock\"]"])
+    (spec,) = scorer_specs(['content_safety:gate=true,judges=["mock"]'])
     rebuilt = scorer_registry().build(spec)
     assert rebuilt.spec == spec
     assert rebuilt.spec.gating is True
