@@ -198,9 +198,13 @@ def live_url(pages_root: Path, pages_store: Store, seeded: Seeded) -> Iterator[s
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(live_url: str) -> Iterator[Browser]:
-    """Chromium, launched once per session (after the server is up and seeded)."""
+    """Chromium, launched once per test module (after the server is up and seeded).
+
+    Not once per session: Playwright's sync API keeps an event loop running in the main
+    thread while it is open, and every ``asyncio.run`` of a later test module would fail.
+    """
     assert sync_playwright is not None
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
