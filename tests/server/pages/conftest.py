@@ -8,7 +8,7 @@ API holds an event loop, and the runs start their own (:func:`run_sync` runs a
 coroutine on a thread of its own, for seeding that must come later).
 
 Fixtures: ``seeded`` (the ids), ``pages_store``, ``live_url`` (``http://127.0.0.1:N``),
-``browser`` (chromium, once per session), ``page`` (a fresh 1280x900 page per test) and
+``browser`` (chromium, once per module), ``page`` (a fresh 1280x900 page per test) and
 ``page_events`` (the dialogs it opened and its uncaught script errors). Set
 ``ARBITER_SHOTS_DIR`` to keep screenshots taken with :func:`shoot`.
 """
