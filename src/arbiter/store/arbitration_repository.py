@@ -17,10 +17,16 @@ from arbiter.contract import Case, Verdict
 from arbiter.store.browse_repository import StoredVerdict
 from arbiter.store.jury_models import CritiqueRow, JuryRunRow, VerdictRow
 from arbiter.store.jury_repository import _critique_row
+from arbiter.store.models import SCHEMA_VERSION
 from arbiter.store.ownership_models import RecordOwnerRow
 from arbiter.store.repository import Store, new_run_id
 
 __all__ = ["save_arbitration"]
+
+_INSERT_RUN = insert(JuryRunRow)
+_INSERT_VERDICT = insert(VerdictRow).returning(VerdictRow.id)
+_INSERT_CRITIQUE = insert(CritiqueRow)
+_INSERT_OWNER = insert(RecordOwnerRow)
 
 
 def save_arbitration(
@@ -48,36 +54,44 @@ def save_arbitration(
     now = datetime.now(UTC)
     run_id = new_run_id()
     critiques = [_critique_row(run_id, case.id, i, o) for i, o in enumerate(verdict.critiques)]
-    with store.guard("store a verdict"), store.session() as session, session.begin():
-        session.add(
-            JuryRunRow(
-                id=run_id,
-                kind="judge",
-                created_at=now,
-                roster=[dict(spec) for spec in roster],
-                config=dict(config or {}),
-                n_cases=1,
-                status="completed",
-            )
+    # Core statements on a plain connection, each built once (below): this is the
+    # server's hot path, and building statements and the ORM's bookkeeping cost more
+    # than the inserts themselves.
+    with store.guard("store a verdict"), store.engine.begin() as connection:
+        connection.execute(
+            _INSERT_RUN,
+            {
+                "id": run_id,
+                "schema_version": SCHEMA_VERSION,
+                "kind": "judge",
+                "created_at": now,
+                "roster": [dict(spec) for spec in roster],
+                "config": dict(config or {}),
+                "n_cases": 1,
+                "status": "completed",
+            },
         )
-        row = VerdictRow(
-            run_id=run_id,
-            case_id=case.id,
-            decision=verdict.decision,
-            confidence=verdict.confidence,
-            escalate=verdict.escalate,
-            verdict=verdict.model_dump(mode="json", exclude={"critiques"}),
-            case_data=case.model_dump(mode="json"),
-            created_at=now,
-        )
-        session.add(row)
-        session.flush()  # the run before its critiques (foreign key), and the verdict's id
+        verdict_id = connection.execute(
+            _INSERT_VERDICT,
+            {
+                "run_id": run_id,
+                "case_id": case.id,
+                "decision": verdict.decision,
+                "confidence": verdict.confidence,
+                "escalate": verdict.escalate,
+                "verdict": verdict.model_dump(mode="json", exclude={"critiques"}),
+                "case_data": case.model_dump(mode="json"),
+                "created_at": now,
+            },
+        ).scalar_one()
         if critiques:
-            session.execute(insert(CritiqueRow), critiques)
+            connection.execute(_INSERT_CRITIQUE, critiques)
         if owner is not None:
-            session.add_all(
-                RecordOwnerRow(kind=kind, record_id=record_id, owner=owner, created_at=now)
-                for kind, record_id in (("jury_run", run_id), ("verdict", str(row.id)))
+            connection.execute(
+                _INSERT_OWNER,
+                [
+                    {"kind": kind, "record_id": record_id, "owner": owner, "created_at": now}
+                    for kind, record_id in (("jury_run", run_id), ("verdict", str(verdict_id)))
+                ],
             )
-        verdict_id = row.id
     return StoredVerdict(id=verdict_id, run_id=run_id, case=case, verdict=verdict, created_at=now)
