@@ -145,6 +145,16 @@ class Outcome:
     code: int
     lines: list[str]
 
+    def check(self, example: Example, *, shown_required: bool = True) -> None:
+        """Assert the example exited as the page says and printed the lines it shows."""
+        printed = "\n".join(self.lines)
+        assert self.code == example.exit_code, f"{example.code}\n{printed}"
+        if example.shown is None:
+            assert not shown_required, f"{example.name} shows no output to check"
+            return
+        missing = self.missing(example.shown)
+        assert missing is None, f"{example.code}\nnot printed: {missing!r}\n{printed}"
+
     def missing(self, shown: Sequence[str]) -> str | None:
         """The first shown line not found (in order) in the output; None when all are."""
         actual = [_normal(line) for line in self.lines]

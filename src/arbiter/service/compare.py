@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 from arbiter.harness.comparability import comparability_notes, scorer_notes
 from arbiter.harness.diff import RunDiff, diff_runs
-from arbiter.service.runs import incomplete_note, load_run
+from arbiter.service.runs import StoredRun, incomplete_note, load_run
 from arbiter.store import Store
 
-__all__ = ["Comparison", "compare_runs"]
+__all__ = ["Comparison", "compare_loaded", "compare_runs"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,11 @@ def compare_runs(store: Store, run_a: str, run_b: str) -> Comparison:
     Raises:
         StoreError: A run does not exist or has no result.
     """
-    a, b = load_run(store, run_a), load_run(store, run_b)
+    return compare_loaded(load_run(store, run_a), load_run(store, run_b))
+
+
+def compare_loaded(a: StoredRun, b: StoredRun) -> Comparison:
+    """Diff two runs already read from the store (see :func:`compare_runs`)."""
     warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
     warnings += comparability_notes(a.info, b.info)
     warnings += scorer_notes(a.report.scorers, b.report.scorers)

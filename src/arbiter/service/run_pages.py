@@ -21,13 +21,12 @@ from dataclasses import dataclass
 
 from arbiter.contract import Example, Interval, PairResult, Report, RunInfo
 from arbiter.errors import ArbiterError
-from arbiter.harness.comparability import comparability_notes, scorer_notes
 from arbiter.harness.diff import MetricDelta, diff_runs
 from arbiter.harness.figures import binary_valued, label_only
 from arbiter.harness.pairs import PairRow, pair_rows
 from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
-from arbiter.service.compare import Comparison
-from arbiter.service.runs import StoredRun, incomplete_note, load_run
+from arbiter.service.compare import Comparison, compare_loaded
+from arbiter.service.runs import StoredRun, load_run
 from arbiter.store import Store
 from arbiter.store.failures_repository import OutcomeCounts, count_outcomes, page_failures_first
 from arbiter.store.report_repository import (
@@ -320,19 +319,4 @@ def compare_for_page(store: Store, run_a: str, run_b: str, *, viewer: str | None
     """
     a = load_run(store, find_run(store, run_a, viewer=viewer).id)
     b = load_run(store, find_run(store, run_b, viewer=viewer).id)
-    warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
-    warnings += comparability_notes(a.info, b.info)
-    warnings += scorer_notes(a.report.scorers, b.report.scorers)
-    diff = diff_runs(
-        a.info.id,
-        a.results,
-        b.info.id,
-        b.results,
-        examples=[*a.examples, *b.examples],
-        scorers_a=a.report.scorers,
-        scorers_b=b.report.scorers,
-        seed=a.config.seed,
-    )
-    if diff.n_common == 0:
-        warnings.append("the runs have no example in common: there is nothing to compare")
-    return PageComparison(Comparison(diff=diff, warnings=warnings), a, b, _cohort_changes(a, b))
+    return PageComparison(compare_loaded(a, b), a, b, _cohort_changes(a, b))
