@@ -2,8 +2,9 @@
 
 Run: ``python bench/server_load.py [--duration S] [--concurrency N] [--quick]``.
 
-A local server is started in a subprocess (uvicorn, one worker, over a fresh SQLite
-store in a temporary folder, no API key), and a load generator in this process keeps
+A local server is started in a subprocess (``arbiter serve``: uvicorn, one worker, over
+a fresh SQLite store in a temporary folder, no API key), and a load generator in this
+process keeps
 ``--concurrency`` (32) requests in flight over as many keep-alive connections for
 ``--duration`` (20) seconds per part:
 
@@ -214,9 +215,10 @@ def _start_server(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
         "ARBITER_HOME": str(folder / "home"),
     }
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
-    command = [sys.executable, "-m", "uvicorn", "arbiter.server.app:create_app", "--factory"]
-    command += ["--host", HOST, "--port", str(port), "--log-level", "warning", "--no-access-log"]
-    server = subprocess.Popen(command, env=env)
+    # `arbiter serve` itself, as a user starts it (its process settings included).
+    command = [sys.executable, "-c", "from arbiter.cli.main import main; main()"]
+    command += ["serve", "--host", HOST, "--port", str(port)]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:

@@ -152,6 +152,7 @@ def critics(who: Who, jury: Annotated[Jury, Depends(app_jury)]) -> list[CriticSp
     "/arbitrate",
     status_code=201,
     tags=["jury"],
+    response_model=VerdictOut,
     responses=error_responses(400, 401, 413),
 )
 async def arbitrate_output(
@@ -159,7 +160,7 @@ async def arbitrate_output(
     store: StoreDep,
     who: Who,
     jury: Annotated[Jury, Depends(app_jury)],
-) -> VerdictOut:
+) -> ApiJSONResponse:
     """Judge one output with the jury; the verdict is stored and returned with its id."""
     case = Case(
         id=body.id or f"api-{secrets.token_hex(6)}",
@@ -168,7 +169,10 @@ async def arbitrate_output(
         output=body.output,
         metadata=body.metadata,
     )
-    return VerdictOut.of(await arbitrate(store, jury, case, owner=who.owner))
+    stored = VerdictOut.of(await arbitrate(store, jury, case, owner=who.owner))
+    # The hot path: dumped once by the model it is, not validated again against the
+    # response model and walked by FastAPI's encoder (the schema is response_model's).
+    return ApiJSONResponse(stored.model_dump(mode="json"), status_code=201)
 
 
 @router.get("/verdicts", tags=["jury"], responses=error_responses(400, 401))

@@ -76,10 +76,15 @@ def find_api_key(store: Store, key: str) -> ApiKeyInfo | None:
         return None if row is None else _info(row)
 
 
+_COUNT_KEYS = select(func.count()).select_from(ApiKeyRow)
+
+
 def count_api_keys(store: Store) -> int:
     """How many API keys exist (none: the server is open, and binds loopback only)."""
-    with store.guard("count API keys"), store.session() as session:
-        return int(session.scalar(select(func.count()).select_from(ApiKeyRow)) or 0)
+    # Asked on every request: a plain connection and a statement built once, not an ORM
+    # session (a quarter of a millisecond less per request).
+    with store.guard("count API keys"), store.engine.connect() as connection:
+        return int(connection.scalar(_COUNT_KEYS) or 0)
 
 
 def list_api_keys(store: Store) -> list[ApiKeyInfo]:
