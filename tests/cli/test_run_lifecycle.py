@@ -342,7 +342,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def test_ctrl_c_prints_one_line_saying_how_to_resume(data_file: Path, tmp_path: Path) -> None:
     # defect 13: Ctrl-C printed no "interrupted" line.
-    dump_dataset_jsonl(yes_no_dataset(400), data_file)
+    # 5,000 slow examples (about 25 s of work): the interrupt lands mid-run even on a
+    # loaded machine (with 400 the whole run could end before the poll saw 10 done).
+    dump_dataset_jsonl(yes_no_dataset(5000), data_file)
     proc = subprocess.Popen(
         [
             sys.executable,
