@@ -52,7 +52,7 @@ def save_arbitration(
         The verdict as stored, with its id.
     """
     now = datetime.now(UTC)
-    run_id = new_run_id()
+    run_id = new_run_id(random_hex=16)  # a server makes hundreds a second
     critiques = [_critique_row(run_id, case.id, i, o) for i, o in enumerate(verdict.critiques)]
     # Core statements on a plain connection, each built once (below): this is the
     # server's hot path, and building statements and the ORM's bookkeeping cost more
