@@ -46,9 +46,13 @@ def _bare_typer_app(folder: Path) -> Path:
             jury = typer.Typer(no_args_is_help=True)
             online = typer.Typer(no_args_is_help=True)
             agent = typer.Typer(no_args_is_help=True)
+            keys = typer.Typer(no_args_is_help=True)
+            signing = typer.Typer(no_args_is_help=True)
             app.add_typer(jury, name="jury")
             app.add_typer(online, name="online")
             app.add_typer(agent, name="agent")
+            app.add_typer(keys, name="keys")
+            keys.add_typer(signing, name="signing")
 
             def command(group, name):
                 def body(dataset: str = typer.Option(None, help="A dataset."),
@@ -58,8 +62,12 @@ def _bare_typer_app(folder: Path) -> Path:
                 group.command(name)(body)
 
             for name in ("run", "runs", "demo", "report", "diff", "gate", "judge",
-                         "scorers", "calibrate", "gate-bench"):
+                         "scorers", "calibrate", "annotate", "annotations", "gate-bench",
+                         "gate-check", "gate-review", "serve", "verify", "audit-pack"):
                 command(app, name)
+            for name in ("create", "list", "revoke"):
+                command(keys, name)
+            command(signing, "init")
             for name in ("eval", "baseline", "replay"):
                 command(jury, name)
             for name in ("score", "run", "mine", "diff"):
