@@ -340,6 +340,10 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_prints_one_line_saying_how_to_resume(data_file: Path, tmp_path: Path) -> None:
     # defect 13: Ctrl-C printed no "interrupted" line.
     # 5,000 slow examples (about 25 s of work): the interrupt lands mid-run even on a
@@ -364,6 +368,9 @@ def test_ctrl_c_prints_one_line_saying_how_to_resume(data_file: Path, tmp_path: 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite started in the background by a non-interactive shell inherits SIGINT
+        # ignored, and so would the run: it has to get Ctrl-C as a terminal gives it.
+        preexec_fn=_default_sigint,
     )
     store = _store(tmp_path)
     deadline = time.monotonic() + 60
