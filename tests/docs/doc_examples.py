@@ -145,15 +145,18 @@ class Outcome:
     code: int
     lines: list[str]
 
-    def check(self, example: Example, *, shown_required: bool = True) -> None:
-        """Assert the example exited as the page says and printed the lines it shows."""
+    def problem(self, example: Example, *, shown_required: bool = True) -> str | None:
+        """Why the example did not do what the page says (wrong exit code, a shown line
+        not printed, no output shown to check), or None when it did."""
         printed = "\n".join(self.lines)
-        assert self.code == example.exit_code, f"{example.code}\n{printed}"
+        if self.code != example.exit_code:
+            return f"{example.code}\nexit {self.code}, the page says {example.exit_code}\n{printed}"
         if example.shown is None:
-            assert not shown_required, f"{example.name} shows no output to check"
-            return
+            return f"{example.name} shows no output to check" if shown_required else None
         missing = self.missing(example.shown)
-        assert missing is None, f"{example.code}\nnot printed: {missing!r}\n{printed}"
+        if missing is not None:
+            return f"{example.code}\nnot printed: {missing!r}\n{printed}"
+        return None
 
     def missing(self, shown: Sequence[str]) -> str | None:
         """The first shown line not found (in order) in the output; None when all are."""

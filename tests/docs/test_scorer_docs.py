@@ -78,7 +78,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 def test_example_prints_what_the_page_shows(example: Example, outcomes: dict[str, Outcome]) -> None:
     if "| jq " in example.code and shutil.which("jq") is None:
         pytest.skip("jq is not installed")
-    outcomes[example.name].check(example, shown_required=False)
+    problem = outcomes[example.name].problem(example, shown_required=False)
+    assert problem is None, problem
 
 
 def test_both_pages_have_examples_with_shown_output() -> None:

@@ -101,7 +101,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 def test_example_prints_what_the_page_shows(example: Example, outcomes: dict[str, Outcome]) -> None:
-    outcomes[example.name].check(example)
+    problem = outcomes[example.name].problem(example)
+    assert problem is None, problem
 
 
 def test_page_scores_with_agent_score() -> None:
