@@ -70,8 +70,6 @@ def test_api_answers_as_documented(app: FastAPI, method: str, path: str) -> None
         suppress_health_check=list(HealthCheck),
     )
     def answers_as_documented(case: Case) -> None:
-        # call_and_validate raises on any failed check (5xx, status, content type, schema)
-        response = case.call_and_validate(checks=CHECKS)
-        assert response.status_code < 500, response.text
+        case.call_and_validate(checks=CHECKS)
 
     answers_as_documented()
