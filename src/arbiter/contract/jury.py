@@ -8,6 +8,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arbiter.contract.common import SCHEMA_VERSION, Usage, storable_id
+from arbiter.contract.scores import ModelCalls
 
 __all__ = [
     "DIMENSIONS",
@@ -154,6 +155,9 @@ class CriticOutcome(BaseModel):
     """Answered from the model-call cache: no model was asked (zero tokens, no cost)."""
     raw: str | None = None
     """The provider's raw answer, kept for the audit trail."""
+    calls: ModelCalls = Field(default_factory=ModelCalls)
+    """The model call behind this outcome, in the shape every judged thing reports
+    (none for the offline detectors; a dead juror keeps the call it made)."""
 
 
 class Finding(BaseModel):
@@ -200,6 +204,13 @@ class Verdict(BaseModel):
     """Callouts whose quote is not in the output, demoted to opinions."""
     critiques: list[CriticOutcome]
     """Every critic's outcome, in roster order."""
+
+    def model_calls(self) -> ModelCalls:
+        """Every critic's model call, summed: calls, cache hits, tokens, latency, cost."""
+        total = ModelCalls()
+        for outcome in self.critiques:
+            total = total + outcome.calls
+        return total
 
 
 JuryRunKind = Literal["judge", "eval", "baseline"]

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from functools import cache
 from importlib.resources import files
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from arbiter.contract import Case, CriticOutcome, Critique
-from arbiter.errors import ArbiterError, InputError
-from arbiter.providers.base import CompletionRequest, Provider
+from arbiter.contract import Case, CriticOutcome, Critique, ModelCalls, Usage
+from arbiter.errors import InputError
+from arbiter.judging import Ask, JudgingContext, ModelRef
 
 __all__ = [
     "DEFAULT_ROSTER",
     "LENS_INSTRUCTIONS",
     "CriticSpec",
-    "build_request",
+    "critic_ask",
     "critic_prompt",
     "run_critic",
 ]
@@ -80,6 +78,15 @@ class CriticSpec(BaseModel):
             return self.instructions
         return LENS_INSTRUCTIONS[self.lens]
 
+    def model_ref(self) -> ModelRef:
+        """The model this critic asks, with its timeout and output bound."""
+        return ModelRef(
+            provider=self.provider,
+            model=self.model,
+            timeout=self.timeout,
+            max_output_tokens=self.max_output_tokens,
+        )
+
 
 DEFAULT_ROSTER: tuple[CriticSpec, ...] = (
     CriticSpec(name="factual", lens="factual"),
@@ -99,81 +106,60 @@ def critic_prompt(spec: CriticSpec) -> str:
     return _template().replace("{lens_instructions}", spec.lens_instructions())
 
 
-@cache
-def _critique_schema() -> dict[str, Any]:
-    from arbiter.providers.schema import strict_json_schema
-
-    return strict_json_schema(Critique)
-
-
-def build_request(spec: CriticSpec, case: Case) -> CompletionRequest:
-    """The provider request for one critic on one case."""
+def critic_ask(spec: CriticSpec, case: Case) -> Ask[Critique]:
+    """The question one critic asks its model about one case."""
     prompt = f"TASK:\n{case.task}\n\nCONTEXT:\n{case.context}\n\nOUTPUT:\n{case.output}\n"
-    return CompletionRequest(
-        model=spec.model,
+    return Ask(
         system=critic_prompt(spec),
         prompt=prompt,
+        answer=Critique,
         schema_name="critique",
-        json_schema=_critique_schema(),
         effort=spec.effort if spec.supports_effort else None,
-        max_output_tokens=spec.max_output_tokens,
-        timeout=spec.timeout,
         metadata={"critic": spec.name, "case": case.id},
     )
 
 
-async def run_critic(spec: CriticSpec, provider: Provider, case: Case) -> CriticOutcome:
+async def run_critic(spec: CriticSpec, context: JudgingContext, case: Case) -> CriticOutcome:
     """Ask one critic; any failure makes it a dead juror, never an exception.
+
+    A dead juror keeps the record of the call it made (an answer that did not parse
+    cost its tokens; a timed-out call's cost is unknown).
 
     Args:
         spec: The critic.
-        provider: The provider it runs on.
+        context: Where its provider comes from (cache, pooled providers, meter).
         case: The case to judge.
     """
-    from arbiter.providers.parse import parse_structured
-
-    started = time.perf_counter()
-    base: dict[str, Any] = {"critic": spec.name, "lens": spec.lens, "model": spec.model}
-    raw: str | None = None
-    try:
-        response = await asyncio.wait_for(
-            provider.complete(build_request(spec, case)), timeout=spec.timeout
-        )
-        raw = response.text
-        critique = parse_structured(response.text, Critique)
-    except TimeoutError:
-        return CriticOutcome(
-            **base,
-            status="dead",
-            error=f"no answer within {spec.timeout:g}s",
-            latency_ms=_ms(started),
-        )
-    except ArbiterError as exc:
-        return CriticOutcome(
-            **base,
-            status="dead",
-            error=f"{type(exc).__name__}: {exc}",
-            latency_ms=_ms(started),
-            raw=raw,
-        )
-    except Exception as exc:  # a broken provider must not break the jury
-        return CriticOutcome(
-            **base,
-            status="dead",
-            error=f"{type(exc).__name__}: {exc}"[:300],
-            latency_ms=_ms(started),
-            raw=raw,
-        )
+    judged = await context.ask(spec.model_ref(), critic_ask(spec, case))
+    calls = judged.calls
+    base: dict[str, Any] = {
+        "critic": spec.name,
+        "lens": spec.lens,
+        "model": spec.model,
+        "latency_ms": round(calls.latency_ms, 3),
+        "calls": calls,
+        "raw": judged.raw,
+    }
+    if judged.answer is None:
+        error = judged.error or "no answer"
+        if judged.status == "timeout":
+            error = f"no answer within {spec.timeout:g}s"
+        return CriticOutcome(**base, status="dead", error=error, usage=_usage(judged.raw, calls))
     return CriticOutcome(
         **base,
         status="ok",
-        critique=critique,
-        latency_ms=_ms(started),
-        usage=response.usage,
-        cached=response.cached,
-        raw=raw,
+        critique=judged.answer,
+        usage=_usage(judged.raw, calls),
+        cached=bool(calls.cached),
     )
 
 
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
+def _usage(raw: str | None, calls: ModelCalls) -> Usage | None:
+    """The call's tokens and cost as the critic's ``usage``, when the model answered."""
+    if raw is None:
+        return None
+    return Usage(
+        input_tokens=calls.input_tokens,
+        output_tokens=calls.output_tokens,
+        cost_usd=calls.cost_usd,
+    )

@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 
 from arbiter.contract import Case, CriticOutcome, Verdict
+from arbiter.judging import JudgingContext, Provider, close_provider
 from arbiter.jury.critics import DEFAULT_ROSTER, CriticSpec, run_critic
 from arbiter.jury.offline import OFFLINE_PROVIDER, run_offline_critic
 from arbiter.jury.synthesis import synthesize
 from arbiter.params import check_number
-from arbiter.providers.base import Provider, close_provider
 
 __all__ = ["Jury"]
 
@@ -21,15 +21,17 @@ class Jury:
     """Several critics and the code that turns their critiques into a verdict.
 
     Critics on the ``mock`` provider are the offline ones (the string detectors, run
-    directly); every other critic calls its provider.
+    directly); every other critic asks its model through the judging layer.
 
     Args:
         critics: The roster, in the order results are kept.
         providers: Provider per name, owned by the caller; a name the mapping lacks is
-            built by ``provider_factory``.
-        provider_factory: Builds a provider from its name (default: the provider
-            registry, from ``Settings()``); only called for names ``providers`` lacks.
-            Providers it builds are the jury's: :meth:`aclose` closes them.
+            built by ``provider_factory``, else by ``context``.
+        provider_factory: Builds a provider from its name; only called for names
+            ``providers`` lacks. Providers it builds are the jury's: :meth:`aclose`
+            closes them.
+        context: The judging context the other providers come from (settings, cache,
+            budget, meter); None: one without the model-call cache, owned by the jury.
 
     Examples:
         >>> jury = Jury()  # three lenses on the offline detectors
@@ -42,23 +44,29 @@ class Jury:
         *,
         providers: Mapping[str, Provider] | None = None,
         provider_factory: ProviderFactory | None = None,
+        context: JudgingContext | None = None,
     ) -> None:
         names = [c.name for c in critics]
         if len(set(names)) != len(names):
             raise ValueError(f"critic names must be unique, got {names}")
         self.critics = tuple(critics)
         self._given: dict[str, Provider] = dict(providers or {})
-        self._built: dict[str, Provider] = {}
         self._factory = provider_factory
+        self._factory_built: list[str] = []
+        self._owns_context = context is None
+        self.context = context if context is not None else JudgingContext(use_cache=False)
+        """Where the critics' calls go: every call's record lands in its meter."""
 
-    def provider(self, name: str) -> Provider:
-        """The provider called ``name``, built once on first use."""
-        if name in self._given:
-            return self._given[name]
-        if name not in self._built:
-            factory = self._factory or _default_factory
-            self._built[name] = factory(name)
-        return self._built[name]
+    def _context_for(self, name: str) -> JudgingContext:
+        """The context whose provider ``name`` a critic asks (given or factory-built
+        providers join the context as the caller's, never cached)."""
+        if name not in self.context.given:
+            if name in self._given:
+                self.context.given[name] = self._given[name]
+            elif self._factory is not None:
+                self.context.given[name] = self._factory(name)
+                self._factory_built.append(name)
+        return self.context
 
     async def critique(self, case: Case) -> list[CriticOutcome]:
         """Every critic's outcome for one case, concurrently, in roster order."""
@@ -67,7 +75,7 @@ class Jury:
     async def _one(self, spec: CriticSpec, case: Case) -> CriticOutcome:
         if spec.provider == OFFLINE_PROVIDER and spec.provider not in self._given:
             return run_offline_critic(spec.name, spec.lens, spec.model, case)
-        return await run_critic(spec, self.provider(spec.provider), case)
+        return await run_critic(spec, self._context_for(spec.provider), case)
 
     async def judge_async(self, case: Case) -> Verdict:
         """Judge one case. An output with no text is rejected without asking any critic:
@@ -116,19 +124,14 @@ class Jury:
 
     async def aclose(self) -> None:
         """Close the providers this jury built (those given to it are the caller's)."""
-        built, self._built = list(self._built.values()), {}
-        for provider in built:
-            await close_provider(provider)
+        built, self._factory_built = self._factory_built, []
+        for name in built:
+            await close_provider(self.context.given.pop(name))
+        if self._owns_context:
+            await self.context.aclose()
 
     async def __aenter__(self) -> Jury:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-def _default_factory(name: str) -> Provider:
-    from arbiter.config import Settings
-    from arbiter.providers.registry import ProviderRegistry
-
-    return ProviderRegistry.default().build(name, Settings())

@@ -133,7 +133,7 @@ def jury(
     if online:
         _check_providers(critics, context)
     # The context builds each provider once and closes it when the run ends.
-    judge = Jury(critics, provider_factory=context.provider)
+    judge = Jury(critics, context=context)
     categories = dict(category_map)
 
     async def score(example: Example, output: Output) -> Score:
@@ -270,20 +270,7 @@ def _evidence(verdict: Verdict) -> list[Evidence]:
 
 def _model_calls(verdict: Verdict, online: Collection[str]) -> ModelCalls | None:
     """The calls of the critics that asked a model; None when none did (offline critics)."""
-    asked = [o for o in verdict.critiques if o.critic in online]
-    if not asked:
-        return None
-    usages = [o.usage for o in asked if o.usage is not None]
-    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
-    return ModelCalls(
-        calls=len(asked),
-        cached=sum(o.cached for o in asked),
-        input_tokens=sum(u.input_tokens for u in usages),
-        output_tokens=sum(u.output_tokens for u in usages),
-        latency_ms=sum(o.latency_ms for o in asked),
-        # Known only when every call reported its price.
-        cost_usd=sum(costs) if len(costs) == len(asked) else None,
-    )
+    return verdict.model_calls() if online else None
 
 
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:

@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from arbiter.providers.base import Provider
 
 __all__ = [
+    "BUILTIN_FAMILIES",
     "BUILTIN_PROVIDERS",
     "ENTRY_POINT_GROUP",
+    "CredentialCheck",
     "ProviderFactory",
     "ProviderRegistry",
     "make_provider",
@@ -43,6 +45,20 @@ ENTRY_POINT_GROUP = "arbiter.providers"
 
 BUILTIN_PROVIDERS = ("anthropic", "gemini", "llama_cpp", "mock", "ollama", "openai")
 """Names the default registry knows without any plugin."""
+
+CredentialCheck = Callable[["Settings"], bool]
+"""Whether the settings hold what a provider needs before it can be called."""
+
+BUILTIN_FAMILIES: dict[str, str] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "llama_cpp": "llama_cpp",
+    "ollama": "ollama",
+    "mock": "mock",
+}
+"""The vendor behind each built-in provider (two models of one vendor share blind
+spots); a provider registered without a family is its own."""
 
 
 def _secret(value: object) -> str | None:
@@ -96,6 +112,27 @@ def _mock(settings: Settings, http: HttpClient) -> Provider:
     return MockProvider()
 
 
+def _openai_credentials(settings: Settings) -> bool:
+    # Only OpenAI's own server wants a key: the same provider pointed at vLLM needs none.
+    own_server = "api.openai.com" in settings.openai_base_url
+    return settings.openai_api_key is not None or not own_server
+
+
+def _anthropic_credentials(settings: Settings) -> bool:
+    return settings.anthropic_api_key is not None
+
+
+def _gemini_credentials(settings: Settings) -> bool:
+    return settings.gemini_api_key is not None
+
+
+_BUILTIN_CREDENTIALS: dict[str, CredentialCheck] = {
+    "openai": _openai_credentials,
+    "anthropic": _anthropic_credentials,
+    "gemini": _gemini_credentials,
+}
+"""Providers that need a key; the others (local servers, the mock) always can be called."""
+
 _BUILTINS: dict[str, ProviderFactory] = {
     "anthropic": _anthropic,
     "gemini": _gemini,
@@ -119,6 +156,11 @@ class ProviderRegistry(Registry[ProviderFactory]):
     what = "provider"
     group = ENTRY_POINT_GROUP
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._families: dict[str, str] = {}
+        self._credentials: dict[str, CredentialCheck] = {}
+
     @classmethod
     def default(cls, *, plugins: bool = True) -> ProviderRegistry:
         """The built-in providers, plus those of the ``arbiter.providers`` entry points.
@@ -128,20 +170,61 @@ class ProviderRegistry(Registry[ProviderFactory]):
         """
         registry = cls()
         for name, factory in _BUILTINS.items():
-            registry.register_provider(name, factory)
+            registry.register_provider(
+                name,
+                factory,
+                family=BUILTIN_FAMILIES[name],
+                credentials=_BUILTIN_CREDENTIALS.get(name),
+            )
         if plugins:
             registry.load_plugins()
         return registry
 
     def register_provider(
-        self, name: str, factory: ProviderFactory, *, replace: bool = False
+        self,
+        name: str,
+        factory: ProviderFactory,
+        *,
+        replace: bool = False,
+        family: str | None = None,
+        credentials: CredentialCheck | None = None,
     ) -> None:
         """Make ``name`` buildable by ``factory(settings, http)``.
+
+        Args:
+            name: The provider's name.
+            factory: Builds it.
+            replace: Override a provider of that name.
+            family: Its vendor (judge panels seat one model per family); None: its name.
+            credentials: Whether the settings let it be called; None: always.
 
         Raises:
             ValueError: ``name`` is taken (pass ``replace=True`` to override) or empty.
         """
         self.add(name, factory, replace=replace)
+        self._families[name] = family or BUILTIN_FAMILIES.get(name, name)
+        if credentials is not None:
+            self._credentials[name] = credentials
+        else:
+            self._credentials.pop(name, None)
+
+    def family(self, name: str) -> str:
+        """The vendor behind provider ``name`` (its own name when none was registered).
+
+        Examples:
+            >>> ProviderRegistry.default(plugins=False).family("gemini")
+            'google'
+        """
+        return self._families.get(name, BUILTIN_FAMILIES.get(name, name))
+
+    def has_credentials(self, name: str, settings: Settings) -> bool:
+        """Whether ``settings`` hold what provider ``name`` needs to be called.
+
+        Providers that need no key (local servers, the mock, plugins registered without
+        a check) always have them; ``openai`` pointed at another server needs none either.
+        """
+        check = self._credentials.get(name)
+        return True if check is None else check(settings)
 
     def build(
         self,

@@ -24,19 +24,14 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, get_type_hints
+from typing import Any, Literal, Protocol, cast, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from arbiter.contract import Example, Output, Score, ScorerKind, ScorerSpec
 from arbiter.errors import InputError
+from arbiter.judging.context import JudgingContext
 from arbiter.validation import describe_validation_error
-
-if TYPE_CHECKING:
-    from arbiter.config import Settings
-    from arbiter.providers.base import Provider
-    from arbiter.providers.cache import ResponseCache
-    from arbiter.providers.registry import ProviderRegistry
 
 __all__ = [
     "CONTEXT",
@@ -87,87 +82,11 @@ Its value is recorded once, as the spec's ``gating``, never in ``args``; its def
 the factory's default gating."""
 
 
-@dataclass(eq=False)
-class ScoringContext:
-    """What a factory may need beyond its arguments: how to reach models, and the cache.
-
-    Deterministic scorers ignore it. Model scorers get their providers from
-    :meth:`provider`, so a run (or a test) decides which providers, settings and cache
-    they use, and every scorer of a run shares one provider per name (one connection
-    pool, one concurrency limit). With ``use_cache`` every provider but those marked
-    ``cacheable = False`` (the mock) answers through the model-call cache. The context
-    owns what it builds: :meth:`aclose` closes it, and a run closes the contexts of its
-    scorers when it ends (:meth:`BuiltScorer.aclose`).
-
-    Examples:
-        >>> context = ScoringContext(use_cache=False)
-        >>> context.provider("mock").name
-        'mock'
-    """
-
-    settings: Settings | None = None
-    """The settings providers are built from; None: read from the environment once."""
-    providers: ProviderRegistry | None = None
-    """The provider registry; None: the default one."""
-    use_cache: bool = True
-    """Whether model requests may be answered from the on-disk cache."""
-    cache: ResponseCache | None = None
-    """The model-call cache; None: the file ``settings.model_cache_path()`` names,
-    opened on the first lookup."""
-    _built: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
-    _owned_cache: ResponseCache | None = field(default=None, init=False, repr=False)
-
-    def resolved_settings(self) -> Settings:
-        """The settings in use (read from the environment on first need)."""
-        if self.settings is None:
-            from arbiter.config import Settings
-
-            self.settings = Settings()
-        return self.settings
-
-    def response_cache(self) -> ResponseCache:
-        """The model-call cache in use (nothing is opened until it is first asked)."""
-        if self.cache is not None:
-            return self.cache
-        if self._owned_cache is None:
-            from arbiter.providers.cache import ResponseCache
-
-            self._owned_cache = ResponseCache(self.resolved_settings().model_cache_path())
-        return self._owned_cache
-
-    def provider(self, name: str) -> Provider:
-        """The provider ``name``, built once per context; behind the cache if ``use_cache``.
-
-        Raises:
-            InputError: No provider has that name (the message lists the known ones).
-        """
-        built = self._built.get(name)
-        if built is None:
-            registry = self.providers
-            if registry is None:
-                from arbiter.providers.registry import ProviderRegistry
-
-                registry = self.providers = ProviderRegistry.default()
-            built = registry.build(name, self.resolved_settings())
-            # A provider that answers for free (the mock) says so: caching it only writes.
-            if self.use_cache and getattr(built, "cacheable", True):
-                from arbiter.providers.cache import CachedProvider
-
-                built = CachedProvider(built, self.response_cache())
-            self._built[name] = built
-        return built
-
-    async def aclose(self) -> None:
-        """Close the providers' connections and the cache this context opened.
-
-        Safe to call more than once; a provider used again afterwards reconnects.
-        """
-        from arbiter.providers.base import close_provider
-
-        for provider in self._built.values():
-            await close_provider(provider)
-        if self._owned_cache is not None:
-            self._owned_cache.close()
+ScoringContext = JudgingContext
+"""What a factory may need beyond its arguments: how model scorers reach models (the
+judging layer's shared context: providers, the model-call cache, budget and meter).
+Deterministic scorers ignore it; a run closes the contexts of its scorers when it ends
+(:meth:`BuiltScorer.aclose`)."""
 
 
 class Scorer(Protocol):

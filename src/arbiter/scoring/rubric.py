@@ -15,9 +15,10 @@ The model answers strict JSON (reasoning, quotes with what each shows, a verdict
   is ignored, never clamped: the verdict stands, the score's value is unset and the
   explanation and ``metadata["ignored_score"]`` say so; with a threshold, which needs
   a score, the scorer abstains;
-- a provider that still fails after the provider layer's retries raises, and the run
-  records an errored score; an answer that is not the requested JSON is an errored score
-  too, which keeps the tokens it cost.
+- a provider that still fails after the provider layer's retries, a judgement past the
+  timeout, and an answer that is not the requested JSON are errored scores; each keeps
+  the model call it made (the judging layer's record: tokens and cost, unknown cost for
+  a timeout).
 
 On the ``mock`` provider the judge is a deterministic stand-in, not a model: it passes
 an output that contains the example's reference answer (case and whitespace folded),
@@ -27,22 +28,18 @@ rubric; it makes runs, tests and docs work offline with meaningful verdicts.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from arbiter.contract import Evidence, Example, ModelCalls, Output, Score
-from arbiter.errors import InvalidResponse, ProviderTimeout
+from arbiter.contract import Evidence, Example, Output, Score
+from arbiter.judging import Ask, Judged, ModelRef, Quote, QuotedAnswer
 from arbiter.params import check_number
-from arbiter.providers.base import CompletionRequest, CompletionResponse
-from arbiter.providers.mock import MOCK_ANSWER
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
 from arbiter.scoring.files import TextFile
 from arbiter.scoring.quotes import locate, normalize
@@ -74,7 +71,7 @@ _MAX_EXPLANATION = 500
 _CLOSING_TAG = re.compile(r"</(rubric|input|reference|output)>", re.IGNORECASE)
 
 
-class RubricQuote(BaseModel):
+class RubricQuote(Quote):
     """One passage the judge's verdict rests on."""
 
     model_config = ConfigDict(extra="forbid")
@@ -85,17 +82,17 @@ class RubricQuote(BaseModel):
     """What the quote shows."""
 
 
-class RubricAnswer(BaseModel):
+class RubricAnswer(QuotedAnswer):
     """What the judge answers: the strict JSON schema of the request."""
 
     model_config = ConfigDict(extra="forbid")
 
     reasoning: str = Field(description="How the OUTPUT meets or misses the RUBRIC.")
     """Two or three sentences, written before the verdict."""
-    evidence: list[RubricQuote] = Field(description="Passages of the OUTPUT quoted exactly.")
+    evidence: list[RubricQuote] = Field(  # type: ignore[assignment]  # narrowed quote
+        description="Passages of the OUTPUT quoted exactly."
+    )
     """The passages the verdict rests on."""
-    verdict: Literal["pass", "fail", "unknown"]
-    """Whether the output meets the rubric; ``unknown`` when the rubric does not apply."""
     # Not bounded here: small models on grammars without numeric bounds (llama.cpp)
     # answer 4 or 7; the verdict stands and such a score is ignored (see ``_judged``).
     score: float = Field(description="From 0.0 (not at all) to 1.0 (fully).")
@@ -120,13 +117,6 @@ def system_prompt() -> str:
     """The system prompt of this version (``prompts/rubric_v1.txt``)."""
     name = f"rubric_v{PROMPT_VERSION}.txt"
     return files("arbiter.scoring.prompts").joinpath(name).read_text(encoding="utf-8")
-
-
-@cache
-def _answer_schema() -> dict[str, Any]:
-    from arbiter.providers.schema import strict_json_schema
-
-    return strict_json_schema(RubricAnswer)
 
 
 @scorer(
@@ -175,31 +165,23 @@ def rubric(
     if provider != "mock" and not model:
         raise ValueError(f"provider {provider!r} needs a model: the judge's model name")
     context = context or ScoringContext()
-    judge = context.provider(provider)
+    context.provider(provider)  # an unknown provider fails when the scorer is built
+    ref = ModelRef(
+        provider=provider, model=model, timeout=timeout, max_output_tokens=max_output_tokens
+    )
     settings = _Settings(
         rubric_section=_section("rubric", text, MAX_RUBRIC_CHARS),
-        model=model or "mock",
         offline=provider == "mock",
         max_output_chars=max_output_chars,
-        max_output_tokens=max_output_tokens,
-        timeout=timeout,
     )
+    judge = f"{provider} {ref.model_name}"
 
     async def score(example: Example, output: Output) -> Score:
         answer_text = _output_text(output)
         if answer_text is None:
             return Score(explanation="the output has no text to judge")
-        request = _build_request(settings, example, answer_text)
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(timeout):
-                response = await judge.complete(request)
-        except TimeoutError:
-            raise ProviderTimeout(
-                f"{provider} {settings.model}: no judgement within {timeout:g}s"
-            ) from None
-        calls = response.model_calls(latency_ms=(time.perf_counter() - started) * 1000)
-        return _judged(response, calls, answer_text, threshold, f"{provider} {settings.model}")
+        judged = await context.ask(ref, _ask(settings, example, answer_text))
+        return _judged(judged, answer_text, threshold, judge, timeout)
 
     return score
 
@@ -209,11 +191,8 @@ class _Settings:
     """What a built rubric scorer sends with every request."""
 
     rubric_section: str
-    model: str
     offline: bool
     max_output_chars: int
-    max_output_tokens: int
-    timeout: float
 
 
 def _rubric_text(text: str | None, file: RubricFile | None) -> str:
@@ -246,8 +225,8 @@ def _reference(example: Example) -> str | None:
     return example.expected_label
 
 
-def _build_request(settings: _Settings, example: Example, text: str) -> CompletionRequest:
-    """The judge's request for one output: the versioned system prompt, tagged sections."""
+def _ask(settings: _Settings, example: Example, text: str) -> Ask[RubricAnswer]:
+    """The judge's question on one output: the versioned system prompt, tagged sections."""
     reference = _reference(example)
     parts = [
         settings.rubric_section,
@@ -256,20 +235,14 @@ def _build_request(settings: _Settings, example: Example, text: str) -> Completi
     if reference is not None:
         parts.append(_section("reference", reference, _MAX_CONTEXT_CHARS))
     parts.append(_section("output", text, settings.max_output_chars))
-    metadata: dict[str, Any] = {"scorer": "rubric", "example": example.id}
-    if settings.offline:
-        metadata[MOCK_ANSWER] = offline_answer(reference, text).model_dump(mode="json")
-    # Built from checked parts on every call: construct, do not validate (or copy the schema).
-    return CompletionRequest.model_construct(
-        model=settings.model,
+    offline = offline_answer(reference, text).model_dump(mode="json") if settings.offline else None
+    return Ask(
         system=system_prompt(),
         prompt="\n\n".join(parts),
+        answer=RubricAnswer,
         schema_name="rubric_verdict",
-        json_schema=_answer_schema(),
-        effort=None,
-        max_output_tokens=settings.max_output_tokens,
-        timeout=settings.timeout,
-        metadata=metadata,
+        offline_answer=offline,
+        metadata={"scorer": "rubric", "example": example.id},
     )
 
 
@@ -329,20 +302,20 @@ def offline_answer(reference: str | None, text: str) -> RubricAnswer:
 
 
 def _judged(
-    response: CompletionResponse,
-    calls: ModelCalls,
-    text: str,
-    threshold: float | None,
-    judge: str,
+    judged: Judged[RubricAnswer], text: str, threshold: float | None, judge: str, timeout: float
 ) -> Score:
     """The score the judge's answer gives, once its quotes are checked."""
-    from arbiter.providers.parse import parse_structured
-
-    try:
-        answer = parse_structured(response.text, RubricAnswer)
-    except InvalidResponse as exc:
+    calls = judged.calls
+    answer = judged.answer
+    if judged.status == "timeout":
+        error = f"ProviderTimeout: {judge}: no judgement within {timeout:g}s"
+        return Score(error=error, model=calls)
+    if judged.status == "invalid":
         # The call succeeded and cost tokens: an errored score that keeps them.
-        return Score(error=_line(f"InvalidResponse: {judge}: {exc}"), model=calls)
+        detail = (judged.error or "").removeprefix("InvalidResponse: ")
+        return Score(error=_line(f"InvalidResponse: {judge}: {detail}"), model=calls)
+    if answer is None:
+        return Score(error=_line(judged.error or f"{judge}: no answer"), model=calls)
     quoted = answer.evidence[:MAX_EVIDENCE]
     evidence = [
         Evidence(
@@ -383,7 +356,7 @@ def _judged(
             "demoted": demoted,
             "quotes": len(answer.evidence),
             "verified_quotes": verified,
-            "answered_by": _line(response.model, 100),
+            "answered_by": _line(judged.answered_by or "", 100),
         },
     )
 

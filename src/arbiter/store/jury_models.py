@@ -64,6 +64,8 @@ class CritiqueRow(Base):
     input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    calls: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """The outcome's model-call record (``ModelCalls``); None in stores made before it."""
 
 
 class VerdictRow(Base):

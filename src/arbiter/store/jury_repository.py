@@ -24,6 +24,7 @@ from arbiter.contract import (
     JuryRunInfo,
     JuryRunKind,
     JuryRunStatus,
+    ModelCalls,
     Usage,
     Verdict,
 )
@@ -132,6 +133,7 @@ def _critique_row(run_id: str, case_id: str, position: int, o: CriticOutcome) ->
         "input_tokens": usage.input_tokens if usage is not None else None,
         "output_tokens": usage.output_tokens if usage is not None else None,
         "cost_usd": usage.cost_usd if usage is not None else None,
+        "calls": o.calls.model_dump(mode="json"),
     }
 
 
@@ -152,6 +154,7 @@ def _outcome(row: CritiqueRow) -> CriticOutcome:
         if row.input_tokens is not None
         else None
     )
+    calls = _calls(row, usage)
     return CriticOutcome(
         critic=row.critic,
         lens=row.lens,
@@ -161,7 +164,28 @@ def _outcome(row: CritiqueRow) -> CriticOutcome:
         error=row.error,
         latency_ms=row.latency_ms,
         usage=usage,
+        cached=calls.cached > 0,
         raw=row.raw,
+        calls=calls,
+    )
+
+
+def _calls(row: CritiqueRow, usage: Usage | None) -> ModelCalls:
+    """The stored call record; for a row stored before it was kept, what its usage says
+    (a model answered when it reported tokens or a price; the detectors report neither)."""
+    if row.calls is not None:
+        try:
+            return ModelCalls.model_validate(row.calls)
+        except ValidationError:
+            pass  # unreadable: derived from the usage columns below, like an older row
+    if usage is None or (not usage.input_tokens and usage.cost_usd is None):
+        return ModelCalls()
+    return ModelCalls(
+        calls=1,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        latency_ms=row.latency_ms,
+        cost_usd=usage.cost_usd,
     )
 
 
