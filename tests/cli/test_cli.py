@@ -173,6 +173,100 @@ def test_gate_fails_on_a_significant_regression_against_the_baseline(
     assert tolerated.code == 0
 
 
+def always_down(input: dict[str, Any]) -> str:
+    """A system under test whose every call fails."""
+    raise ConnectionError("the service is down")
+
+
+def test_gate_fails_a_run_whose_every_call_failed_with_no_floor_set(
+    cli: Any, data_file: Path
+) -> None:
+    ran = cli(
+        "run", "--dataset", str(data_file), "--target", "tests.cli.test_cli:always_down", "-q"
+    )
+    assert ran.code == 1
+    (run,) = json.loads(cli("runs", "--json").out)
+    result = cli("gate", run["id"])
+    assert result.code == 1
+    assert "errors: 60 of 60 calls failed (100.0%; at most 20.0% allowed" in result.out
+    assert "gate passed" not in result.out
+    relaxed = cli("gate", run["id"], "--max-error-rate", "1", "--json")
+    assert relaxed.code == 0, relaxed.out
+    assert json.loads(relaxed.out)["passed"] is True
+
+
+def test_gate_fails_a_run_whose_pairs_are_nearly_all_undecided(cli: Any, tmp_path: Path) -> None:
+    rows = [{"id": f"u{i}", "input": {}, "output": "Paris"} for i in range(20)]
+    rows[0]["expected"] = "Paris"  # the one pair exact can decide
+    data = tmp_path / "undecided.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    ran = cli("run", "--dataset", str(data), "--system", "precomputed", "--scorer", "exact", "-q")
+    assert ran.code == 0, ran.err
+    (run,) = json.loads(cli("runs", "--json").out)
+    result = cli("gate", run["id"], "--min-accuracy", "0.9", "--json")
+    assert result.code == 1
+    failures = json.loads(result.out)["failures"]
+    assert [line.split(":")[0] for line in failures] == ["undecided"]
+    assert "19 of 20 pairs have no outcome" in failures[0]
+    assert cli("gate", run["id"], "--max-undecided-rate", "1").code == 0
+    raised = cli("gate", run["id"], "--max-undecided-rate", "1", "--min-decided", "2")
+    assert raised.code == 1
+    assert "too few decided pairs: 1 (at least 2 required, --min-decided)" in raised.out
+
+
+def test_gate_refuses_a_run_check_option_with_a_registration(cli: Any, data_file: Path) -> None:
+    run_id = _run(cli, data_file, "mostly_right")
+    result = cli("gate", run_id, "--registration", "reg.json", "--min-decided", "1")
+    assert result.code == 3
+    assert "--min-decided cannot be given with it" in result.err
+
+
+_QA = Path(__file__).parents[2] / "src" / "arbiter" / "demo" / "data" / "qa.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("options_b", "code", "line"),
+    [
+        (
+            "--scorer casefold",
+            3,
+            "the run gates on casefold and the baseline on casefold, f1_tokens: their "
+            "outcomes (accuracy, pass^k) mean different things",
+        ),
+        (
+            "--scorer casefold --scorer f1_tokens:threshold=0.9",
+            3,
+            "the gating scorer 'f1_tokens' differs, run vs baseline (threshold 0.9 vs 0.5)",
+        ),
+        (
+            "--scorer casefold --scorer f1_tokens --scorer length:max_chars=500 "
+            "--gate-on casefold --gate-on f1_tokens",
+            0,
+            "warning: scorer 'length' is only in the run: not compared",
+        ),
+    ],
+)
+def test_gate_baseline_refuses_other_gating_scorers_and_warns_on_reported_ones(
+    cli: Any, options_b: str, code: int, line: str
+) -> None:
+    def run(options: str) -> str:
+        target = "arbiter.demo.qa:answer"
+        done = cli("run", "--dataset", str(_QA), "--target", target, *options.split(), "--json")
+        assert done.code == 0, done.err
+        run_id = Report.model_validate_json(done.out).run_id
+        assert run_id
+        return run_id
+
+    baseline = run("--scorer casefold --scorer f1_tokens")
+    candidate = run(options_b)
+    result = cli("gate", candidate, "--baseline", baseline)
+    assert result.code == code, result.out + result.err
+    assert line in (result.out if code == 0 else result.err)
+    if code == 3:
+        assert result.err.startswith(f"arbiter: error: cannot gate {candidate} against baseline")
+        assert result.err.count("\n") == 1
+
+
 def test_gate_warns_on_a_perfect_score(cli: Any, data_file: Path) -> None:
     run_id = _run(cli, data_file, "echo_label")
     result = cli("gate", run_id, "--min-accuracy", "0.9")
@@ -211,3 +305,17 @@ def test_binary_label_map_collapses_graded_labels(cli: Any, tmp_path: Path) -> N
     assert report.mapped is not None
     assert report.mapped.labels == ["high", "low"]
     assert report.mapped.accuracy.estimate > report.strict.accuracy.estimate
+
+
+def test_gate_help_states_the_run_checks_defaults() -> None:
+    import typer
+
+    from arbiter.cli.main import app
+    from arbiter.harness import gate
+
+    group = typer.main.get_command(app)
+    command = group.get_command(typer.Context(group), "gate")  # type: ignore[attr-defined]
+    helps = {p.name: getattr(p, "help", "") for p in command.params}
+    assert f"\\[default: {gate.DEFAULT_MAX_ERROR_RATE}]" in helps["max_error_rate"]
+    assert f"\\[default: {gate.DEFAULT_MAX_UNDECIDED_RATE}]" in helps["max_undecided_rate"]
+    assert f"\\[default: {gate.DEFAULT_MIN_DECIDED}]" in helps["min_decided"]

@@ -339,6 +339,28 @@ def gate(
             min=0, max=1, help="Drop against the baseline tolerated even when significant."
         ),
     ] = 0.0,
+    max_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            max=1,
+            help="Fail a run whose failed calls exceed this share of its pairs, whatever "
+            "the floors \\[default: 0.2].",
+        ),
+    ] = None,
+    max_undecided_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            max=1,
+            help="Fail a run whose undecided pairs (every gating scorer abstained or "
+            "errored) exceed this share of its pairs \\[default: 0.5].",
+        ),
+    ] = None,
+    min_decided: Annotated[
+        int | None,
+        typer.Option(min=0, help="Fail a run with fewer decided pairs \\[default: 1]."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     preregister: Annotated[
         Path | None,
@@ -359,9 +381,16 @@ def gate(
 ) -> None:
     """Pass or fail a run: exit 1 listing every floor missed and every significant regression.
 
-    A run that is not complete (killed, interrupted, failed) never passes.
+    A run that is not complete (killed, interrupted, failed) never passes, nor one whose
+    calls failed too often, whose pairs are mostly undecided, or that has too few
+    decided pairs, whatever floors are set.
     """
     from arbiter.errors import GateFailed, InputError
+    from arbiter.harness.gate import (
+        DEFAULT_MAX_ERROR_RATE,
+        DEFAULT_MAX_UNDECIDED_RATE,
+        DEFAULT_MIN_DECIDED,
+    )
     from arbiter.service.runs import GateFloors, gate_run
 
     if preregister is not None:
@@ -371,17 +400,37 @@ def gate(
         return
     if run_id is None:
         raise InputError("give the run to gate: arbiter gate RUN_ID (or --preregister SPEC)")
+    checks: dict[str, float] = {
+        name: value
+        for name, value in {
+            "max_error_rate": max_error_rate,
+            "max_undecided_rate": max_undecided_rate,
+            "min_decided": min_decided,
+        }.items()
+        if value is not None
+    }
     floors = GateFloors(
         min_accuracy=min_accuracy,
         min_pass_k=min_pass_k,
         cohorts=_cohort_floors(cohort or []),
         epsilon=epsilon,
+        max_error_rate=DEFAULT_MAX_ERROR_RATE if max_error_rate is None else max_error_rate,
+        max_undecided_rate=(
+            DEFAULT_MAX_UNDECIDED_RATE if max_undecided_rate is None else max_undecided_rate
+        ),
+        min_decided=DEFAULT_MIN_DECIDED if min_decided is None else min_decided,
     )
     store = open_store()
     try:
         if registration is not None:
             from arbiter.cli.signing import registered_floors
 
+            if checks:
+                raise InputError(
+                    "--registration gates with the registered floors and the default run "
+                    "checks; --max-error-rate, --max-undecided-rate and --min-decided "
+                    "cannot be given with it"
+                )
             given = floors != GateFloors()
             floors, baseline = registered_floors(
                 store, run_id, registration, floors if given else None, baseline
@@ -402,6 +451,7 @@ def gate(
                 "min_pass_k": floors.min_pass_k,
                 "cohorts": floors.cohorts,
                 "baseline": baseline,
+                **checks,
             },
         )
     if not result.passed:

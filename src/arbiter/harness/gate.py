@@ -1,4 +1,9 @@
-"""The release gate: floors, cohort floors and significant regressions → pass or fail.
+"""The release gate: run checks, floors, cohort floors and significant regressions.
+
+Before any floor, the gate checks that the run measured something: a run that is not
+complete, whose calls failed too often, whose pairs are mostly undecided, or that has
+too few decided pairs fails with that reason whatever floors are set (the thresholds
+have defaults; the caller may set them, never switch them off silently).
 
 A regression against a baseline fails the gate only when it is both larger than
 ``epsilon`` and significant: the seeded paired-bootstrap 95% interval of the
@@ -15,10 +20,28 @@ from pydantic import BaseModel, Field
 from arbiter.contract import Report
 from arbiter.stats import paired_bootstrap_diff
 
-__all__ = ["GateResult", "evaluate_gate"]
+__all__ = [
+    "DEFAULT_MAX_ERROR_RATE",
+    "DEFAULT_MAX_UNDECIDED_RATE",
+    "DEFAULT_MIN_DECIDED",
+    "GateResult",
+    "evaluate_gate",
+    "run_check_failures",
+]
 
 OVERFIT_MIN_EXAMPLES = 10
 """A perfect score on at least this many examples is reported as an over-fit smell."""
+
+DEFAULT_MAX_ERROR_RATE = 0.2
+"""Share of (example, repetition) pairs whose call failed above which a run fails the
+gate: past it the run measured the system's outages, not its answers."""
+DEFAULT_MAX_UNDECIDED_RATE = 0.5
+"""Share of pairs with no decided outcome (every gating scorer abstained or errored)
+above which a run fails the gate: its pass rate would speak for a minority of pairs."""
+DEFAULT_MIN_DECIDED = 1
+"""Fewest decided pairs a run needs to pass the gate: by default one, so a run that
+decided nothing fails; a golden set of a few cases still gates. Raise it to refuse a
+verdict on too little data."""
 
 
 class GateResult(BaseModel):
@@ -47,8 +70,12 @@ def evaluate_gate(
     cohort_floors: Mapping[str, float] | None = None,
     epsilon: float = 0.0,
     seed: int = 0,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_undecided_rate: float = DEFAULT_MAX_UNDECIDED_RATE,
+    min_decided: int = DEFAULT_MIN_DECIDED,
 ) -> GateResult:
-    """Decide whether a run may ship; a run that is not complete never does.
+    """Decide whether a run may ship; a run that is not complete never does, nor one that
+    fails a run check (see :func:`run_check_failures`), whatever floors are set.
 
     Args:
         report: The report of the run under judgement.
@@ -62,16 +89,17 @@ def evaluate_gate(
         cohort_floors: Floor on accuracy per cohort name.
         epsilon: Largest drop against the baseline tolerated even when significant.
         seed: Seed of the paired bootstrap.
+        max_error_rate: Largest share of pairs whose call failed.
+        max_undecided_rate: Largest share of pairs without a decided outcome.
+        min_decided: Fewest decided pairs.
     """
-    failures: list[str] = []
+    failures = run_check_failures(
+        report,
+        max_error_rate=max_error_rate,
+        max_undecided_rate=max_undecided_rate,
+        min_decided=min_decided,
+    )
     warnings: list[str] = []
-    done = report.completeness
-    if report.status != "completed" or (done is not None and not done.complete):
-        shown = f" with {done.done}/{done.expected} pairs" if done is not None else ""
-        failures.append(
-            f"the run is {report.status}{shown}: a partial run never passes "
-            f"(finish it: arbiter run --resume {report.run_id or 'RUN_ID'})"
-        )
     accuracy = report.accuracy
     if min_accuracy is not None and accuracy.estimate < min_accuracy:
         failures.append(
@@ -98,12 +126,59 @@ def evaluate_gate(
         failures.extend(
             _regressions(report, correct, baseline, baseline_correct, epsilon, seed, warnings)
         )
-    if accuracy.estimate == 1.0 and report.n_examples >= OVERFIT_MIN_EXAMPLES:
+    decided_examples = report.n_examples - report.undecided_examples
+    if accuracy.estimate == 1.0 and decided_examples >= OVERFIT_MIN_EXAMPLES:
         warnings.append(
-            f"100% accuracy on {report.n_examples} examples: an over-fit smell — is the dataset "
+            f"100% accuracy on {decided_examples} examples: an over-fit smell — is the dataset "
             "too easy, or did the system see it?"
         )
     return GateResult(passed=not failures, failures=failures, warnings=warnings)
+
+
+def run_check_failures(
+    report: Report,
+    *,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_undecided_rate: float = DEFAULT_MAX_UNDECIDED_RATE,
+    min_decided: int = DEFAULT_MIN_DECIDED,
+) -> list[str]:
+    """Why a run cannot pass whatever its floors, one line each; empty when it can.
+
+    A run must be complete, its failed calls at most ``max_error_rate`` of its pairs,
+    its undecided pairs at most ``max_undecided_rate`` of them, and at least
+    ``min_decided`` pairs decided.
+    """
+    failures = []
+    done = report.completeness
+    if report.status != "completed" or (done is not None and not done.complete):
+        shown = f" with {done.done}/{done.expected} pairs" if done is not None else ""
+        failures.append(
+            f"the run is {report.status}{shown}: a partial run never passes "
+            f"(finish it: arbiter run --resume {report.run_id or 'RUN_ID'})"
+        )
+    decided = report.accuracy.n
+    pairs = decided + report.undecided
+    if pairs == 0:
+        return [*failures, "the run has no result: there is nothing to gate"]
+    failed_calls = sum(report.errors_by_type.values())
+    if report.error_rate > max_error_rate:
+        kinds = ", ".join(f"{kind}={n}" for kind, n in report.errors_by_type.items())
+        failures.append(
+            f"errors: {failed_calls} of {pairs} calls failed ({report.error_rate:.1%}; at most "
+            f"{max_error_rate:.1%} allowed, --max-error-rate; {kinds})"
+        )
+    undecided_rate = report.undecided / pairs
+    if undecided_rate > max_undecided_rate:
+        failures.append(
+            f"undecided: {report.undecided} of {pairs} pairs have no outcome, every gating "
+            f"scorer abstained or errored ({undecided_rate:.1%}; at most "
+            f"{max_undecided_rate:.1%} allowed, --max-undecided-rate)"
+        )
+    if decided < min_decided:
+        failures.append(
+            f"too few decided pairs: {decided} (at least {min_decided} required, --min-decided)"
+        )
+    return failures
 
 
 def _regressions(

@@ -276,13 +276,27 @@ def gate_record_id(run_id: str, floors: FloorsLike, baseline: str | None) -> str
 
 
 def _floors(floors: FloorsLike, baseline: str | None) -> dict[str, Any]:
-    return {
+    shown: dict[str, Any] = {
         "min_accuracy": floors.min_accuracy,
         "min_pass_k": floors.min_pass_k,
         "cohorts": dict(floors.cohorts),
         "epsilon": floors.epsilon,
         "baseline": baseline,
     }
+    from arbiter.harness import gate  # numpy behind it: loaded when a gate is signed
+
+    defaults: dict[str, float] = {
+        "max_error_rate": gate.DEFAULT_MAX_ERROR_RATE,
+        "max_undecided_rate": gate.DEFAULT_MAX_UNDECIDED_RATE,
+        "min_decided": gate.DEFAULT_MIN_DECIDED,
+    }
+    # The run checks join the signed floors only when set away from their defaults, so
+    # a decision signed before they existed keeps its record id.
+    for name, default in defaults.items():
+        value = getattr(floors, name, default)
+        if value != default:
+            shown[name] = value
+    return shown
 
 
 def attest_gate(

@@ -22,8 +22,14 @@ from arbiter.contract import (
     RunInfo,
 )
 from arbiter.errors import InputError, StoreError
-from arbiter.harness.diff import comparability_notes
-from arbiter.harness.gate import GateResult, evaluate_gate
+from arbiter.harness.comparability import baseline_refusals
+from arbiter.harness.gate import (
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MAX_UNDECIDED_RATE,
+    DEFAULT_MIN_DECIDED,
+    GateResult,
+    evaluate_gate,
+)
 from arbiter.harness.report import build_report, per_example_outcomes
 from arbiter.harness.runner import (
     ProgressCallback,
@@ -412,6 +418,12 @@ class GateFloors:
     """Floor on accuracy per cohort."""
     epsilon: float = 0.0
     """Drop against the baseline tolerated even when significant."""
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    """Largest share of pairs whose call failed; past it the run fails whatever the floors."""
+    max_undecided_rate: float = DEFAULT_MAX_UNDECIDED_RATE
+    """Largest share of pairs without a decided outcome; past it the run fails."""
+    min_decided: int = DEFAULT_MIN_DECIDED
+    """Fewest decided pairs the run needs to pass."""
 
     @classmethod
     def of(cls, gate: RunGate) -> GateFloors:
@@ -432,19 +444,24 @@ def gate_run(
     baseline: str | None = None,
     signer: Signer = CONFIGURED,
 ) -> GateResult:
-    """Pass or fail a stored run; a run that is not complete never passes.
+    """Pass or fail a stored run; a run that is not complete never passes, nor one whose
+    calls failed or whose pairs are undecided past the floors' run checks.
 
     With a signing key (``signer``, default: the configured one) the decision is signed
     and kept, bound to the run's dataset, results and these floors.
 
     Raises:
         StoreError: A run does not exist or has no result.
-        InputError: The baseline is not comparable (another k or label map).
+        InputError: The baseline is not comparable (another k or label map, other
+            gating scorers).
     """
     current = load_run(store, run_id)
     base = load_run(store, baseline) if baseline else None
+    cautions: list[str] = []
     if base is not None:
-        blocking = [n for n in comparability_notes(current.info, base.info) if "datasets" not in n]
+        blocking, cautions = baseline_refusals(
+            current.info, base.info, current.report.scorers, base.report.scorers
+        )
         if blocking:
             raise InputError(
                 f"cannot gate {current.info.id} against baseline {base.info.id}: "
@@ -460,10 +477,12 @@ def gate_run(
         cohort_floors=floors.cohorts,
         epsilon=floors.epsilon,
         seed=current.config.seed,
+        max_error_rate=floors.max_error_rate,
+        max_undecided_rate=floors.max_undecided_rate,
+        min_decided=floors.min_decided,
     )
-    if base is not None and (base_note := incomplete_note(base)) is not None:
-        result = result.model_copy(
-            update={"warnings": [*result.warnings, f"baseline: {base_note}"]}
-        )
+    late = [f"baseline: {note}"] if base is not None and (note := incomplete_note(base)) else []
+    if cautions or late:
+        result = result.model_copy(update={"warnings": [*cautions, *result.warnings, *late]})
     attest_gate(store, current, floors, base.info.id if base else None, result, signer=signer)
     return result
