@@ -132,3 +132,21 @@ def test_overfit_warning_counts_decided_examples_only() -> None:
     result = evaluate_gate(report, {}, max_undecided_rate=1.0, min_decided=1)
     assert result.passed
     assert result.warnings == []
+
+
+def test_run_checks_join_the_signed_floors_only_when_changed() -> None:
+    from arbiter.attest import digest_of
+    from arbiter.service.attestation import gate_record_id
+    from arbiter.service.runs import GateFloors
+
+    before_the_checks = {
+        "min_accuracy": 0.5,
+        "min_pass_k": None,
+        "cohorts": {},
+        "epsilon": 0.0,
+        "baseline": None,
+    }
+    default = gate_record_id("r", GateFloors(min_accuracy=0.5), None)
+    assert default == f"r:{digest_of(before_the_checks)[:16]}"  # ids signed earlier hold
+    relaxed = gate_record_id("r", GateFloors(min_accuracy=0.5, max_error_rate=1.0), None)
+    assert relaxed == f"r:{digest_of({**before_the_checks, 'max_error_rate': 1.0})[:16]}"
