@@ -6,7 +6,8 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from arbiter.config import Settings
-from arbiter.judges.panel import JudgeConfig, build_panel, has_credentials
+from arbiter.judges.panel import PanelModel, build_panel
+from arbiter.providers.registry import ProviderRegistry
 
 
 def names(configs: list[str]) -> list[str]:
@@ -23,8 +24,8 @@ def names(configs: list[str]) -> list[str]:
     ],
 )
 def test_the_family_is_derived_from_the_provider_unless_given(provider: str, family: str) -> None:
-    assert JudgeConfig(provider=provider, model="m").family == family
-    assert JudgeConfig(provider=provider, model="m", family="acme").family == "acme"
+    assert PanelModel(provider=provider, model="m").family == family
+    assert PanelModel(provider=provider, model="m", family="acme").family == "acme"
 
 
 def test_the_panel_takes_one_config_per_family_in_the_order_given() -> None:
@@ -97,8 +98,8 @@ def test_credentials_are_read_from_the_settings() -> None:
     settings = Settings(anthropic_api_key=SecretStr("k"), gemini_api_key=None, openai_api_key=None)
     panel = build_panel(["openai:a", "anthropic:b", "gemini:c", "llama_cpp:d"], settings=settings)
     assert [m.name for m in panel.members] == ["anthropic:b", "llama_cpp:d"]
-    check = has_credentials(settings.model_copy(update={"openai_base_url": "http://vllm:8000/v1"}))
-    assert check(JudgeConfig(provider="openai", model="a"))
+    vllm = settings.model_copy(update={"openai_base_url": "http://vllm:8000/v1"})
+    assert ProviderRegistry.default(plugins=False).has_credentials("openai", vllm)
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def test_credentials_are_read_from_the_settings() -> None:
 )
 def test_a_malformed_config_is_refused(config: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
-        JudgeConfig.parse(config)
+        PanelModel.parse(config)
 
 
 def test_max_members_below_one_is_refused() -> None:

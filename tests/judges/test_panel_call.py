@@ -6,16 +6,22 @@ import pytest
 
 from arbiter.contract import Usage
 from arbiter.errors import ProviderError
-from arbiter.judges.panel import CallMeter, JudgeConfig, build_panel
-from arbiter.providers.base import CompletionRequest
+from arbiter.judges.panel import CallMeter, PanelModel, build_panel
+from arbiter.judges.verdicts import JudgeAnswer, parse_ruling
+from arbiter.judging import Ask
 from tests.judges.conftest import FakeJudgeModel, Models, answer, configs
 
 SHOWN = ["The total is 42 units."]
 
 
-def request_for(member: JudgeConfig) -> CompletionRequest:
-    return CompletionRequest(
-        model=member.model or "m", system="s", prompt="p", json_schema={}, timeout=member.timeout
+def request_for(member: PanelModel) -> Ask[JudgeAnswer]:
+    return Ask(
+        system="s",
+        prompt="p",
+        answer=JudgeAnswer,
+        schema_name="v",
+        json_schema={},
+        parse=parse_ruling,
     )
 
 

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from arbiter.judges.layer import LayerResult, effective_budget, run_judges
     from arbiter.judges.panel import (
         CallMeter,
-        JudgeConfig,
         MemberVote,
         Panel,
+        PanelModel,
         PanelRuling,
         build_panel,
     )
@@ -39,11 +39,11 @@ __all__ = [
     "CallMeter",
     "Judge",
     "JudgeAnswer",
-    "JudgeConfig",
     "JudgeDefinition",
     "LayerResult",
     "MemberVote",
     "Panel",
+    "PanelModel",
     "PanelRuling",
     "Ruling",
     "Tally",
@@ -82,7 +82,7 @@ _HOMES = {
     "effective_budget": "layer",
     "run_judges": "layer",
     "CallMeter": "panel",
-    "JudgeConfig": "panel",
+    "PanelModel": "panel",
     "MemberVote": "panel",
     "Panel": "panel",
     "PanelRuling": "panel",

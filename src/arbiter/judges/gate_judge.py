@@ -20,7 +20,7 @@ from arbiter.contract import Example, Output, Score
 from arbiter.contract.gate import GateScope
 from arbiter.judges.grounding_gate import ScopeRuling
 from arbiter.judges.judges import JUDGES, Judge
-from arbiter.judges.panel import CallMeter, JudgeConfig, Panel, build_panel
+from arbiter.judges.panel import CallMeter, Panel, PanelModel, build_panel
 
 if TYPE_CHECKING:
     from arbiter.scoring.base import ScoringContext
@@ -72,7 +72,7 @@ class PanelScopeJudge:
     @classmethod
     def build(
         cls,
-        judges: Sequence[str | Mapping[str, Any] | JudgeConfig],
+        judges: Sequence[str | Mapping[str, Any] | PanelModel],
         *,
         max_members: int = 3,
         context: ScoringContext | None = None,
@@ -83,7 +83,8 @@ class PanelScopeJudge:
             ValueError: ``max_members`` is below 1, or a configuration is malformed.
         """
         settings = context.resolved_settings() if context is not None else None
-        return cls(build_panel(judges, max_members=max_members, settings=settings), context)
+        panel = build_panel(judges, max_members=max_members, settings=settings, context=context)
+        return cls(panel, context)
 
     @property
     def call_timeout(self) -> float:

@@ -2,7 +2,7 @@
 
 Each judge is an ordinary ``@scorer(kind="model")`` factory taking the panel
 configuration (``judges``: ``"provider:model"`` strings or mappings, see
-:class:`~arbiter.judges.panel.JudgeConfig`; ``max_members``). Each reads only what its
+:class:`~arbiter.judges.panel.PanelModel`; ``max_members``). Each reads only what its
 dimension needs and abstains when that is absent; its prompt is a versioned file in
 ``prompts/`` (``NAME.md`` for people, ``NAME.txt`` the exact text the model gets).
 
@@ -29,10 +29,10 @@ from pydantic import JsonValue
 
 from arbiter.contract import Example, Output, Score
 from arbiter.judges import readers
-from arbiter.judges.panel import CallMeter, JudgeConfig, Panel, PanelRuling, build_panel
+from arbiter.judges.panel import CallMeter, Panel, PanelModel, PanelRuling, build_panel
 from arbiter.judges.readers import Sections
-from arbiter.providers.base import CompletionRequest
-from arbiter.providers.mock import MOCK_ANSWER
+from arbiter.judges.verdicts import JudgeAnswer, parse_ruling
+from arbiter.judging import Ask
 from arbiter.scoring.base import (
     ScoreFunction,
     ScorerFactory,
@@ -98,14 +98,6 @@ def system_prompt(name: str) -> str:
     return files("arbiter.judges.prompts").joinpath(f"{name}.txt").read_text(encoding="utf-8")
 
 
-@cache
-def _answer_schema() -> dict[str, Any]:
-    from arbiter.judges.verdicts import JudgeAnswer
-    from arbiter.providers.schema import strict_json_schema
-
-    return strict_json_schema(JudgeAnswer)
-
-
 @dataclass(frozen=True)
 class Judge:
     """One decomposed judge with its panel: a scorer, and a judge of the judge layer."""
@@ -143,23 +135,20 @@ class Judge:
             )
         prompt = "\n\n".join(_section(tag, text) for tag, text in read)
 
-        def request_for(member: JudgeConfig) -> CompletionRequest:
-            metadata: dict[str, Any] = {"scorer": self.name, "example": example.id}
-            if member.provider == "mock":
-                metadata[MOCK_ANSWER] = _OFFLINE_ANSWER
-            return CompletionRequest.model_construct(
-                model=member.model or "mock",
-                system=system_prompt(self.name),
-                prompt=prompt,
-                schema_name=f"{self.name}_verdict",
-                json_schema=_answer_schema(),
-                effort=None,
-                max_output_tokens=member.max_output_tokens,
-                timeout=member.timeout,
-                metadata=metadata,
-            )
+        question = Ask(
+            system=system_prompt(self.name),
+            prompt=prompt,
+            answer=JudgeAnswer,
+            schema_name=f"{self.name}_verdict",
+            parse=parse_ruling,
+            offline_answer=_OFFLINE_ANSWER,
+            metadata={"scorer": self.name, "example": example.id},
+        )
 
-        ruling = await self.panel.ask(self.context, request_for, [t for _, t in read], meter)
+        def ask_for(member: PanelModel) -> Ask[JudgeAnswer]:
+            return question
+
+        ruling = await self.panel.ask(self.context, ask_for, [t for _, t in read], meter)
         return _score(ruling, self.panel)
 
 
@@ -215,8 +204,10 @@ def _build(
     context: ScoringContext | None,
 ) -> ScoreFunction:
     context = context or ScoringContext()
-    configs = [JudgeConfig.parse(j) for j in (judges if judges is not None else ["mock"])]
-    panel = build_panel(configs, max_members=max_members, settings=context.resolved_settings())
+    configs = [PanelModel.parse(j) for j in (judges if judges is not None else ["mock"])]
+    panel = build_panel(
+        configs, max_members=max_members, settings=context.resolved_settings(), context=context
+    )
     return Judge(definition, panel, context).score
 
 
@@ -273,7 +264,7 @@ def groundedness(
 
     Args:
         judges: The panel's models: ``"provider:model"`` or mappings of
-            :class:`~arbiter.judges.panel.JudgeConfig` fields; None: ``["mock"]``.
+            :class:`~arbiter.judges.panel.PanelModel` fields; None: ``["mock"]``.
         max_members: Most models on the panel (one per provider family).
         gate: Whether its verdict decides pass / fail; False until the judge is
             calibrated (setting it is the explicit act of promotion).

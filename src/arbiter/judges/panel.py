@@ -8,135 +8,83 @@ operator decision, never an eviction. An empty panel says by name why it is empt
 
 :meth:`Panel.ask` calls every member concurrently, each bounded by its own timeout; a
 member that hangs, fails or answers something unreadable votes ``unknown`` for that
-item, never raises. Every call goes through the model-call layer
-(:meth:`~arbiter.scoring.base.ScoringContext.provider`: cache, retries, price table) and
-its tokens and cost land in a :class:`CallMeter` the moment it returns, so a caller that
-is cut off still counts what it paid for.
+item, never raises. Every call goes through the judging layer
+(:meth:`~arbiter.judging.context.JudgingContext.ask`: cache, retries, price table,
+budget) and its record lands in a :class:`~arbiter.judging.context.CallMeter` the
+moment it returns, so a caller that is cut off still counts what it paid for. A vendor's
+family and whether its credentials are set are the provider registry's to say.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field
 
 from arbiter.contract import Evidence, ModelCalls
 from arbiter.judges.consensus import Tally, tally
-from arbiter.judges.verdicts import Ruling, Vote, checked_ruling, parse_ruling
+from arbiter.judges.verdicts import JudgeAnswer, Ruling, Vote, checked_ruling
+from arbiter.judging import Ask, CallMeter, JudgingContext, ModelRef
 
 if TYPE_CHECKING:
     from arbiter.config import Settings
-    from arbiter.providers.base import CompletionRequest
-    from arbiter.scoring.base import ScoringContext
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
-    "PROVIDER_FAMILIES",
     "CallMeter",
-    "JudgeConfig",
     "MemberVote",
     "Panel",
+    "PanelModel",
     "PanelRuling",
     "build_panel",
-    "has_credentials",
 ]
 
 DEFAULT_CALL_TIMEOUT = 20.0
 """Seconds one judge call may take by default, the provider's retries included."""
 
-PROVIDER_FAMILIES: dict[str, str] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "gemini": "google",
-    "llama_cpp": "llama_cpp",
-    "ollama": "ollama",
-    "mock": "mock",
-}
-"""The vendor behind each built-in provider; any other provider is its own family."""
-
 _MAX_ERROR = 300
 
 
-class JudgeConfig(BaseModel):
-    """One model that may sit on a judge panel.
+class PanelModel(ModelRef):
+    """One model that may sit on a judge panel: a model reference an operator may opt out.
 
     Examples:
-        >>> JudgeConfig(provider="gemini", model="gemini-2.5-flash").family
+        >>> PanelModel(provider="gemini", model="gemini-2.5-flash").family
         'google'
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: str = Field(min_length=1)
-    """The provider's registered name (``openai``, ``anthropic``, ``llama_cpp``, ...)."""
-    model: str | None = None
-    """The model, as the provider names it (needed with any provider but ``mock``)."""
-    family: str = ""
-    """The vendor; empty: derived from the provider (:data:`PROVIDER_FAMILIES`)."""
     timeout: float = Field(default=DEFAULT_CALL_TIMEOUT, gt=0)
     """Seconds one call may take; past it the member votes ``unknown``."""
     enabled: bool = True
     """False opts this configuration out of every panel (the family may stay)."""
-    max_output_tokens: int = Field(default=1024, ge=64)
-    """Upper bound of the judge's answer."""
-
-    @model_validator(mode="after")
-    def _derive_family(self) -> JudgeConfig:
-        if not self.family:
-            object.__setattr__(self, "family", PROVIDER_FAMILIES.get(self.provider, self.provider))
-        if self.provider != "mock" and not self.model:
-            raise ValueError(f"judge provider {self.provider!r} needs a model")
-        return self
-
-    @property
-    def name(self) -> str:
-        """``provider:model``, as votes and reasons name the member."""
-        return f"{self.provider}:{self.model}" if self.model else self.provider
 
     @classmethod
-    def parse(cls, value: str | Mapping[str, Any] | JudgeConfig) -> JudgeConfig:
-        """A configuration from ``"provider[:model]"``, a mapping, or itself.
+    def parse(cls, value: str | Mapping[str, Any] | ModelRef) -> PanelModel:
+        """A configuration from ``"provider[:model]"``, a mapping, or a model reference.
 
         Raises:
             ValueError: The value names no provider, or breaks a field's rule.
         """
-        if isinstance(value, JudgeConfig):
+        if isinstance(value, PanelModel):
             return value
+        if isinstance(value, ModelRef):
+            return cls.model_validate(value.model_dump())
         if isinstance(value, str):
             provider, _, model = value.partition(":")
             return cls(provider=provider.strip(), model=model.strip() or None)
         return cls.model_validate(value)
 
 
-def has_credentials(settings: Settings) -> Callable[[JudgeConfig], bool]:
-    """Whether the settings hold what a configuration's provider needs to be called.
-
-    Providers that need no key (local servers, the mock, plugins) always have them; the
-    ``openai`` provider pointed at another server than OpenAI's needs none either.
-    """
-
-    def check(config: JudgeConfig) -> bool:
-        if config.provider == "openai":
-            own_server = "api.openai.com" in settings.openai_base_url
-            return settings.openai_api_key is not None or not own_server
-        if config.provider == "anthropic":
-            return settings.anthropic_api_key is not None
-        if config.provider == "gemini":
-            return settings.gemini_api_key is not None
-        return True
-
-    return check
-
-
 @dataclass(frozen=True)
 class Panel:
     """The judge models chosen for a panel, and why any were left out."""
 
-    members: tuple[JudgeConfig, ...]
+    members: tuple[PanelModel, ...]
     """The members, in the order their configurations were given."""
     shared_family: str | None = None
     """A family with two or more members, seated because no other family was available."""
@@ -166,8 +114,8 @@ class Panel:
 
     async def ask(
         self,
-        context: ScoringContext,
-        request_for: Callable[[JudgeConfig], CompletionRequest],
+        context: JudgingContext,
+        ask_for: Callable[[PanelModel], Ask[JudgeAnswer]],
         shown: Sequence[str],
         meter: CallMeter | None = None,
     ) -> PanelRuling:
@@ -175,23 +123,23 @@ class Panel:
 
         Args:
             context: Where the members' providers come from (cache, retries, prices).
-            request_for: The request to send a member.
+            ask_for: The question to put to a member.
             shown: The texts the judges were shown; their quotes are checked in these.
-            meter: Where each call's usage is added as it returns.
+            meter: Where each call's record is added as it returns.
         """
-        meter = meter if meter is not None else CallMeter()
         votes = await asyncio.gather(
-            *(_ask_member(m, context, request_for, shown, meter) for m in self.members)
+            *(_ask_member(m, context, ask_for, shown, meter) for m in self.members)
         )
         return PanelRuling(votes=tuple(votes))
 
 
 def build_panel(
-    configs: Iterable[JudgeConfig | str | Mapping[str, Any]],
+    configs: Iterable[ModelRef | str | Mapping[str, Any]],
     *,
     max_members: int = 3,
     settings: Settings | None = None,
-    credentials: Callable[[JudgeConfig], bool] | None = None,
+    credentials: Callable[[PanelModel], bool] | None = None,
+    context: JudgingContext | None = None,
 ) -> Panel:
     """Choose up to ``max_members`` judge models, one per provider family.
 
@@ -202,28 +150,33 @@ def build_panel(
 
     Args:
         configs: The judge configurations (``"provider:model"`` strings, mappings or
-            :class:`JudgeConfig`).
+            model references).
         max_members: Most models seated.
-        settings: The settings whose keys decide who has credentials; None: read the
-            environment (only when ``credentials`` is not given).
-        credentials: Whether a configuration can be called; default :func:`has_credentials`.
+        settings: The settings whose keys decide who has credentials; None: those of
+            ``context``, else read from the environment (only when ``credentials`` is
+            not given).
+        credentials: Whether a configuration can be called; default: the provider
+            registry entry's credential check.
+        context: Whose provider registry tells families and credential checks apart;
+            None: the default registry.
 
     Raises:
         ValueError: ``max_members`` is below 1, or a configuration is malformed.
     """
     if max_members < 1:
         raise ValueError(f"max_members must be at least 1; got {max_members}")
-    parsed = [JudgeConfig.parse(c) for c in configs]
+    parsed = [PanelModel.parse(c) for c in configs]
     if not parsed:
         return Panel(members=(), reason="no judge configuration given")
     if credentials is None:
-        if settings is None:
-            from arbiter.config import Settings
-
-            settings = Settings()
-        credentials = has_credentials(settings)
+        judging = JudgingContext(settings=settings or (context.settings if context else None))
+        judging.providers = context.providers if context is not None else None
+        credentials = judging.can_call
+    if context is not None:
+        # A plugin's family is its registry entry's, unless the configuration names one.
+        parsed = [c.model_copy(update={"family": context.family(c)}) for c in parsed]
     excluded: list[tuple[str, str]] = []
-    usable: list[JudgeConfig] = []
+    usable: list[PanelModel] = []
     for config in parsed:
         if not config.enabled:
             excluded.append((config.name, "opted out (enabled=false)"))
@@ -260,18 +213,6 @@ def _empty_reason(excluded: Sequence[tuple[str, str]]) -> str:
     if all(reason.startswith("no credentials") for reason in why):
         return "no judge configuration has credentials: " + ", ".join(n for n, _ in excluded)
     return "no usable judge configuration: " + "; ".join(f"{n} {r}" for n, r in excluded)
-
-
-@dataclass
-class CallMeter:
-    """Usage of model calls, added as each call returns (so a cut-off keeps it)."""
-
-    total: ModelCalls = field(default_factory=ModelCalls)
-    """Every call's usage so far."""
-
-    def add(self, calls: ModelCalls) -> None:
-        """Count one more call."""
-        self.total = self.total + calls
 
 
 @dataclass(frozen=True)
@@ -327,44 +268,23 @@ class PanelRuling:
 
 
 async def _ask_member(
-    member: JudgeConfig,
-    context: ScoringContext,
-    request_for: Callable[[JudgeConfig], CompletionRequest],
+    member: PanelModel,
+    context: JudgingContext,
+    ask_for: Callable[[PanelModel], Ask[JudgeAnswer]],
     shown: Sequence[str],
-    meter: CallMeter,
+    meter: CallMeter | None,
 ) -> MemberVote:
     """One member's vote; whatever goes wrong is an ``unknown`` vote saying what."""
-    from arbiter.errors import InvalidResponse
-
-    started = time.perf_counter()
-    try:
-        provider = context.provider(member.provider)
-        async with asyncio.timeout(member.timeout):
-            response = await provider.complete(request_for(member))
-    except TimeoutError:
-        # The request may have been billed: its cost is unknown, not zero.
-        calls = ModelCalls(calls=1, latency_ms=_elapsed(started), cost_usd=None)
-        meter.add(calls)
-        return MemberVote(
-            member.name, "unknown", error=f"timeout after {member.timeout:g}s", calls=calls
-        )
-    except Exception as exc:  # a member's failure is its abstention, never the panel's
-        calls = ModelCalls(calls=1, latency_ms=_elapsed(started), cost_usd=0.0)
-        meter.add(calls)
-        return MemberVote(member.name, "unknown", error=_error(exc), calls=calls)
-    calls = response.model_calls(latency_ms=_elapsed(started))
-    meter.add(calls)
-    try:
-        ruling = checked_ruling(parse_ruling(response.text), shown)
-    except InvalidResponse as exc:
-        return MemberVote(member.name, "unknown", error=_error(exc), calls=calls)
-    return MemberVote(member.name, ruling.verdict, ruling=ruling, calls=calls)
+    judged = await context.ask(member, ask_for(member), meter=meter)
+    if judged.answer is None:
+        error = judged.error or "no answer"
+        if judged.status == "timeout":
+            error = f"timeout after {member.timeout:g}s"
+        return MemberVote(member.name, "unknown", error=_clip(error), calls=judged.calls)
+    ruling = checked_ruling(judged.answer, shown)
+    return MemberVote(member.name, ruling.verdict, ruling=ruling, calls=judged.calls)
 
 
-def _elapsed(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
-
-
-def _error(exc: BaseException) -> str:
-    flat = " ".join(f"{type(exc).__name__}: {exc}".split())
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
     return flat if len(flat) <= _MAX_ERROR else flat[:_MAX_ERROR] + " [...]"

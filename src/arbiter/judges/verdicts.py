@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from arbiter.contract import Evidence
 from arbiter.errors import InvalidResponse
+from arbiter.judging import Quote, QuotedAnswer, QuotedVerdict
 from arbiter.scoring.quotes import locate
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
     "parse_ruling",
 ]
 
-Vote = Literal["pass", "fail", "unknown"]
+Vote = QuotedVerdict
 """One judge's verdict on one item; ``unknown`` abstains."""
 
 MAX_QUOTES = 8
@@ -62,7 +63,7 @@ _VERDICTS: dict[str, Vote] = {
 }
 
 
-class JudgeQuote(BaseModel):
+class JudgeQuote(Quote):
     """One passage a judge's verdict rests on (the request's schema)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,17 +74,15 @@ class JudgeQuote(BaseModel):
     """What the quote shows."""
 
 
-class JudgeAnswer(BaseModel):
+class JudgeAnswer(QuotedAnswer):
     """What every decomposed judge is asked to answer: the strict JSON schema."""
 
     model_config = ConfigDict(extra="forbid")
 
-    reasoning: str = Field(description="Two or three sentences, before the verdict.")
-    """Why, written before the verdict."""
-    evidence: list[JudgeQuote] = Field(description="Passages quoted exactly.")
+    evidence: list[JudgeQuote] = Field(  # type: ignore[assignment]  # narrowed quote
+        description="Passages quoted exactly."
+    )
     """The passages the verdict rests on."""
-    verdict: Literal["pass", "fail", "unknown"]
-    """The ruling on the one dimension asked; ``unknown`` when it cannot be told."""
     score: float = Field(description="From 0.0 (not at all) to 1.0 (fully).")
     """How well the item meets the dimension, in [0, 1]; outside it the score is ignored."""
 

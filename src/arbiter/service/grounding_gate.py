@@ -58,7 +58,7 @@ from arbiter.store.gate_repository import (
 from arbiter.validation import validate_document
 
 if TYPE_CHECKING:
-    from arbiter.judges.panel import JudgeConfig
+    from arbiter.judges.panel import PanelModel
     from arbiter.scoring.base import ScoringContext
     from arbiter.telemetry import Telemetry
 
@@ -82,7 +82,7 @@ _RESOLUTIONS: tuple[ReviewResolution, ...] = ("release", "discard")
 
 
 def scope_judge(
-    judges: Sequence[str | Mapping[str, Any] | JudgeConfig] = ("mock",),
+    judges: Sequence[str | Mapping[str, Any] | PanelModel] = ("mock",),
     *,
     max_members: int = 3,
     context: ScoringContext | None = None,

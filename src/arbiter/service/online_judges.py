@@ -27,7 +27,7 @@ from arbiter.contract import Example, Output
 from arbiter.errors import InputError
 from arbiter.judges.judges import JUDGES, Judge
 from arbiter.judges.layer import DEFAULT_MARGIN, effective_budget, run_judges
-from arbiter.judges.panel import JudgeConfig, build_panel
+from arbiter.judges.panel import PanelModel, build_panel
 from arbiter.online.build import build_pipeline
 from arbiter.online.config import JudgePanelConfig, OnlineConfig
 from arbiter.online.judge_panel import JudgePanelLayer, PanelOutcome
@@ -89,15 +89,18 @@ def online_judges(config: JudgePanelConfig, *, context: ScoringContext) -> Onlin
         if name not in JUDGES:
             known = ", ".join(JUDGES)
             raise InputError(f"judge_panel.judges[{index}]: no judge {name!r}; judges: {known}")
-    models: list[JudgeConfig] = []
+    models: list[PanelModel] = []
     for index, model in enumerate(config.panel):
         try:
-            models.append(JudgeConfig.parse(model))
+            models.append(PanelModel.parse(model))
         except ValueError as exc:
             reason = " ".join(str(exc).split())
             raise InputError(f"judge_panel.panel[{index}]: {reason}") from None
     panel = build_panel(
-        models, max_members=config.max_members, settings=context.resolved_settings()
+        models,
+        max_members=config.max_members,
+        settings=context.resolved_settings(),
+        context=context,
     )
     judges = [Judge(JUDGES[name], panel, context) for name in dict.fromkeys(names)]
     return OnlineJudges(judges, budget=config.budget_s, margin=config.margin_s)
