@@ -294,7 +294,7 @@ async def bare_httpx_like(url: str, n: int, client: Any) -> None:
             group.create_task(worker())
 
 
-async def raw_streams_client(url: str, n: int) -> None:
+async def raw_streams_client(url: str, n: int, concurrency: int = HTTP_CONCURRENCY) -> None:
     """A minimal keep-alive HTTP/1.1 client on asyncio streams: the floor of the client side."""
     parsed = urlsplit(url)
     head = (
@@ -315,7 +315,7 @@ async def raw_streams_client(url: str, n: int) -> None:
         await writer.wait_closed()
 
     async with asyncio.TaskGroup() as group:
-        for _ in range(HTTP_CONCURRENCY):
+        for _ in range(concurrency):
             group.create_task(worker())
 
 
