@@ -61,7 +61,21 @@ def test_the_json_holds_each_payload_inside_its_layer_and_no_field_per_layer() -
         "reason": None,
         "latency_ms": 0.1,
         "cut_off": False,
-        "payload": {"label": "critical", "source": "local", "agrees": False, "attempts": []},
+        "payload": {
+            "label": "critical",
+            "source": "local",
+            "agrees": False,
+            "attempts": [],
+            # The judge chain's calls, in the shape every judged thing reports.
+            "model": {
+                "calls": 0,
+                "cached": 0,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "latency_ms": 0.0,
+                "cost_usd": None,
+            },
+        },
     }
 
 

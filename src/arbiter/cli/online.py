@@ -123,6 +123,8 @@ def _ms(value: float | None) -> str:
 
 def render_summary(report: SummaryReport, *, source: str) -> str:
     """The summary as aligned lines for the terminal."""
+    from arbiter.judging import describe_calls
+
     elapsed = f" in {report.elapsed_s:.2f} s" if report.elapsed_s is not None else ""
     rows: list[tuple[str, str]] = []
 
@@ -139,6 +141,7 @@ def render_summary(report: SummaryReport, *, source: str) -> str:
     if report.judge_reached:
         rate("scored by judge", report.scored_by_judge)
         counts("judge sources", report.judge_sources)
+        rows.append(("judge chain calls", describe_calls(report.chain_usage)))
     elif report.judged is None:  # with judge panels, their own lines say who was judged
         rows.append(("scored by judge", "- (no item reached a judge)"))
     if report.judged is not None:
@@ -146,15 +149,7 @@ def render_summary(report: SummaryReport, *, source: str) -> str:
         counts("judged because", report.judged_by_trigger)
         for judge, verdicts in report.judge_verdicts.items():
             counts(f"  {judge}", verdicts)
-        usage = report.judge_usage
-        cost = "-" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
-        rows.append(
-            (
-                "judge calls",
-                f"{usage.calls} ({usage.cached} cached), tokens {usage.input_tokens:,} in / "
-                f"{usage.output_tokens:,} out, cost {cost}",
-            )
-        )
+        rows.append(("judge calls", describe_calls(report.judge_usage)))
     counts("flags", report.flags_by_rule)
     latency = "   ".join(
         f"{name} {_ms(layer.p50_ms)} / {_ms(layer.p95_ms)}"

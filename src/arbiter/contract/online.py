@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from arbiter.contract.scores import ModelCalls
+
 __all__ = [
     "ONLINE_SCHEMA_VERSION",
     "ConsistencyResult",
@@ -157,6 +159,9 @@ class JudgeAttempt(BaseModel):
     """Why it failed."""
     latency_ms: float = 0.0
     """Time spent."""
+    model: ModelCalls | None = None
+    """What the attempt's model call cost; None when skipped, or from a judge that does
+    not report its calls."""
 
 
 class JudgeOutcome(BaseModel):
@@ -170,6 +175,8 @@ class JudgeOutcome(BaseModel):
     """Whether the judge's label equals the prediction's."""
     attempts: list[JudgeAttempt] = Field(default_factory=list)
     """Every judge tried, in order."""
+    model: ModelCalls = Field(default_factory=ModelCalls)
+    """Every attempt's model calls, summed."""
 
 
 _BUILT_IN_PAYLOADS: dict[str, type[BaseModel]] = {

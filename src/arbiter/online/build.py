@@ -28,6 +28,8 @@ from arbiter.telemetry import Telemetry
 if TYPE_CHECKING:
     import httpx
 
+    from arbiter.judging import Judged, JudgingContext
+    from arbiter.online.llm_judge import JudgeVerdict
     from arbiter.providers.registry import ProviderRegistry
     from arbiter.vectors.base import Embedder, VectorStore
     from arbiter.vectors.registry import EmbedderRegistry, VectorStoreRegistry
@@ -228,10 +230,19 @@ class _Builder:
             self.closers.append(built)
         return self._stores[key]
 
-    def provider(self, name: str) -> Any:
-        built = self.registries.providers.build(name, self.settings, transport=self.transport)
-        self.closers.append(built)
-        return built
+    def judging(self) -> JudgingContext:
+        """The judge chain's context: its providers pooled, not cached (each production
+        item is judged as it comes), closed with the pipeline."""
+        from arbiter.judging import JudgingContext
+
+        context = JudgingContext(
+            settings=self.settings,
+            providers=self.registries.providers,
+            use_cache=False,
+            transport=self.transport,
+        )
+        self.closers.append(context)
+        return context
 
 
 def _judge_chain(
@@ -244,11 +255,17 @@ def _judge_chain(
     vocabulary = config.vocabulary or rules.vocabulary
     if not vocabulary:
         raise InputError("judges: no vocabulary; set 'vocabulary' or add a label_in rule")
+    context = builder.judging()
     judges: list[Judge] = []
     for judge in config.judges:
-        provider = builder.provider(judge.provider)
+        context.registry().factory(judge.provider)  # an unknown name fails here, by name
         llm = LLMJudge(
-            judge.name, provider, judge.model, vocabulary=vocabulary, timeout=judge.timeout
+            judge.name,
+            judge.provider,
+            judge.model,
+            vocabulary=vocabulary,
+            timeout=judge.timeout,
+            context=context,
         )
         judges.append(TracedJudge(llm, telemetry) if telemetry.enabled else llm)
     # JudgeChain asks the factory once per judge, in order: hand each its own settings.
@@ -282,6 +299,29 @@ class TracedJudge:
     def timeout(self) -> float:
         """The wrapped judge's timeout."""
         return self._judge.timeout
+
+    @property
+    def reports_calls(self) -> bool:
+        """Whether the wrapped judge asks through the judging layer (see ``judged``)."""
+        return bool(getattr(self._judge, "reports_calls", False))
+
+    async def judged(self, prediction: Prediction, context: str | None) -> Judged[JudgeVerdict]:
+        """The wrapped judge's answer and call record, inside a span (a failed call is
+        counted by its error's type)."""
+        reporting = getattr(self._judge, "judged", None)
+        if not self.reports_calls or not callable(reporting):
+            raise TypeError(f"judge {self.name!r} does not report its calls")
+        with self._telemetry.span(f"arbiter.judge.{self.name}", {"judge": self.name}) as span:
+            judged: Judged[JudgeVerdict] = await reporting(prediction, context)
+            if judged.answer is None:
+                # Recorded as a raised exception would be: an event, an error status.
+                line = judged.error or judged.status
+                kind, _, message = line.partition(": ")
+                attributes = {"exception.type": kind, "exception.message": message}
+                Telemetry.event(span, "exception", attributes)
+                Telemetry.fail(span, line)
+                self._telemetry.record_judge_error(self.name, kind)
+            return judged
 
     async def verdict(self, prediction: Prediction, context: str | None) -> str:
         """The wrapped judge's verdict, inside a span (an exception is recorded on it, as

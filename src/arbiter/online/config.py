@@ -34,10 +34,10 @@ from arbiter.online.rules import Condition, Rule, RuleSet, default_rules, load_r
 from arbiter.validation import validate_document
 
 __all__ = [
+    "ChainJudgeConfig",
     "ConsistencyConfig",
     "DisagreementConfig",
     "EmbedderConfig",
-    "JudgeConfig",
     "JudgePanelConfig",
     "OnlineConfig",
     "PolicyGroundingConfig",
@@ -118,7 +118,7 @@ class PolicyGroundingConfig(_Strict):
     """Seconds stage 3 may take before it is given up (stages 1-2 stand)."""
 
 
-class JudgeConfig(_Strict):
+class ChainJudgeConfig(_Strict):
     """One LLM judge of the chain."""
 
     name: str
@@ -143,7 +143,7 @@ class JudgePanelConfig(_Strict):
     Each abstains, without a call, on a run that lacks what it reads."""
     panel: list[str | dict[str, Any]] = Field(min_length=1)
     """The models of every judge's panel: ``"provider:model"`` or a mapping of the
-    fields of :class:`arbiter.judges.panel.JudgeConfig` (``timeout``, ``enabled``, ...)."""
+    fields of :class:`arbiter.judges.panel.PanelModel` (``timeout``, ``enabled``, ...)."""
     max_members: int = Field(default=3, ge=1)
     """Most models seated, one per provider family."""
     budget_s: float = Field(default=25.0, gt=0)
@@ -188,7 +188,7 @@ class OnlineConfig(_Strict):
     """Layer 2, or None."""
     consistency: ConsistencyConfig | None = None
     """Layer 3, or None."""
-    judges: list[JudgeConfig] = Field(default_factory=list)
+    judges: list[ChainJudgeConfig] = Field(default_factory=list)
     """Layer 4: the judge chain, in order; empty switches it off."""
     judge_panel: JudgePanelConfig | None = None
     """The LLM judge panels of agent runs, or None."""

@@ -7,7 +7,9 @@ the vocabulary. Each judge is bounded by its own timeout and guarded by a
 cooldown has passed. When every judge fails or is skipped, the outcome says so
 (source ``heuristics_fallback``, no label) instead of raising, and ``JudgeMetrics``
 counts how often a real judge answered. ``JudgeLayer`` runs the chain in the pipeline
-for escalated items.
+for escalated items. A judge that asks through the judging layer (``reports_calls``
+true and a ``judged`` method, like ``LLMJudge``) bounds its own call and reports what
+it cost: each attempt then carries its model-call record, and the outcome their sum.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from arbiter.contract import JudgeAttempt, JudgeOutcome, Prediction
+from arbiter.contract import JudgeAttempt, JudgeOutcome, ModelCalls, Prediction
 from arbiter.online.layer import LayerContext, NotRun
 from arbiter.online.reading import Item
 from arbiter.params import check_number, invalid
@@ -231,7 +233,7 @@ class JudgeChain:
                 continue
             started = time.perf_counter()
             try:
-                label, error = await self._ask(judge, prediction, context)
+                label, error, calls = await self._ask(judge, prediction, context)
             except BaseException:
                 breaker.release()
                 raise
@@ -241,21 +243,32 @@ class JudgeChain:
                 _count(self._failures, judge.name)
                 attempts.append(
                     JudgeAttempt(
-                        source=judge.name, outcome="failed", error=error, latency_ms=latency_ms
+                        source=judge.name,
+                        outcome="failed",
+                        error=error,
+                        latency_ms=latency_ms,
+                        model=calls,
                     )
                 )
                 continue
             breaker.record_success()
-            attempts.append(JudgeAttempt(source=judge.name, outcome="ok", latency_ms=latency_ms))
+            attempts.append(
+                JudgeAttempt(source=judge.name, outcome="ok", latency_ms=latency_ms, model=calls)
+            )
             return self._resolved(
                 JudgeOutcome(
                     label=label,
                     source=judge.name,
                     agrees=label == self._canonical.get(_key(prediction.label), prediction.label),
                     attempts=attempts,
+                    model=_total(attempts),
                 )
             )
-        return self._resolved(JudgeOutcome(label=None, source=FALLBACK_SOURCE, attempts=attempts))
+        return self._resolved(
+            JudgeOutcome(
+                label=None, source=FALLBACK_SOURCE, attempts=attempts, model=_total(attempts)
+            )
+        )
 
     def metrics(self) -> JudgeMetrics:
         """A snapshot of the counts so far (later outcomes do not change it)."""
@@ -274,23 +287,38 @@ class JudgeChain:
 
     async def _ask(
         self, judge: Judge, prediction: Prediction, context: str | None
-    ) -> tuple[str | None, str | None]:
-        """The judge's label in the vocabulary's spelling, or why there is none."""
+    ) -> tuple[str | None, str | None, ModelCalls | None]:
+        """The judge's label in the vocabulary's spelling, or why there is none, and what
+        the call cost (None from a judge that does not report it)."""
+        calls: ModelCalls | None = None
+        scope: asyncio.Timeout | None = None
+        reporting = getattr(judge, "judged", None)
         try:
-            async with asyncio.timeout(judge.timeout) as scope:
-                answer: object = await judge.verdict(prediction, context)
+            if getattr(judge, "reports_calls", False) and callable(reporting):
+                # It asks through the judging layer, which bounds the call by the judge's
+                # timeout and records it even when it times out.
+                judged = await reporting(prediction, context)
+                calls = judged.calls
+                if judged.answer is None:
+                    if judged.status == "timeout":
+                        return None, _no_verdict(judge), calls
+                    return None, judged.error or judged.status, calls
+                answer: object = getattr(judged.answer, "label", judged.answer)
+            else:
+                async with asyncio.timeout(judge.timeout) as scope:
+                    answer = await judge.verdict(prediction, context)
         except TimeoutError as exc:
-            if scope.expired():
-                return None, f"TimeoutError: no verdict within {judge.timeout:g}s"
-            return None, _describe(exc)
+            if scope is not None and scope.expired():
+                return None, _no_verdict(judge), calls
+            return None, _describe(exc), calls
         except Exception as exc:
-            return None, _describe(exc)
+            return None, _describe(exc), calls
         label = self._canonical.get(_key(answer)) if isinstance(answer, str) else None
         if label is None:
             allowed = ", ".join(self.vocabulary)
             shown = repr(answer)[:80]
-            return None, f"OutOfVocabulary: verdict {shown} is not one of {allowed}"
-        return label, None
+            return None, f"OutOfVocabulary: verdict {shown} is not one of {allowed}", calls
+        return label, None, calls
 
     def _resolved(self, outcome: JudgeOutcome) -> JudgeOutcome:
         _count(self._by_source, outcome.source)
@@ -333,6 +361,18 @@ class JudgeLayer:
                 Telemetry.event(context.span, "arbiter.judge.attempt_failed", attributes)
         context.telemetry.record_judge(outcome.source)
         return outcome
+
+
+def _no_verdict(judge: Judge) -> str:
+    return f"TimeoutError: no verdict within {judge.timeout:g}s"
+
+
+def _total(attempts: Sequence[JudgeAttempt]) -> ModelCalls:
+    total = ModelCalls()
+    for attempt in attempts:
+        if attempt.model is not None:
+            total = total + attempt.model
+    return total
 
 
 def _key(label: str) -> str:

@@ -3,7 +3,9 @@
 The prompt is the versioned file ``prompts/judge.txt`` (its changelog and format are in
 ``prompts/judge.md``), loaded from the package, never written inline. The schema's
 ``label`` is an enum of the vocabulary, so a model with constrained decoding cannot
-leave it; ``JudgeChain`` checks the label again for models without.
+leave it; ``JudgeChain`` checks the label again for models without. The call goes
+through the judging layer (:mod:`arbiter.judging`), so the chain records what each
+attempt cost.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from arbiter.contract import Prediction
+from arbiter.judging import Ask, Judged, JudgingContext, ModelRef, Provider
 from arbiter.online.judge_chain import check_timeout, check_vocabulary
-from arbiter.providers.base import CompletionRequest, Provider
 
-__all__ = ["JUDGE_PROMPT_VERSION", "JudgeVerdict", "LLMJudge", "judge_prompt"]
+__all__ = ["JUDGE_PROMPT_VERSION", "JudgeFailed", "JudgeVerdict", "LLMJudge", "judge_prompt"]
 
 JUDGE_PROMPT_VERSION = 1
 """Version of ``prompts/judge.txt``; its changelog is ``prompts/judge.md``."""
@@ -87,15 +89,18 @@ def _fill(template: str, values: Mapping[str, str]) -> str:
 
 
 class LLMJudge:
-    """A judge that asks an LLM through a ``Provider`` for a label in strict JSON.
+    """A judge that asks an LLM for a label in strict JSON, through the judging layer.
 
     Args:
         name: Name reported as the outcome's source (e.g. ``"ollama"``).
-        provider: The provider to call.
+        provider: The provider: its registered name (built by ``context``), or a
+            provider object of the caller's (used as it is).
         model: The model name as the provider knows it.
         vocabulary: The allowed labels; they become the schema's enum.
         timeout: Seconds one verdict may take.
         max_output_tokens: Upper bound on the answer's length.
+        context: The judging context (pooled providers, cache, budget, meter); None:
+            one without the model-call cache.
 
     Raises:
         ValueError: If the vocabulary is empty or the timeout is not positive.
@@ -103,43 +108,53 @@ class LLMJudge:
 
     prompt_version = JUDGE_PROMPT_VERSION
     """Version of the prompt file the judge sends."""
+    reports_calls = True
+    """It asks through the judging layer: :meth:`judged` bounds and records each call."""
 
     def __init__(
         self,
         name: str,
-        provider: Provider,
+        provider: str | Provider,
         model: str,
         *,
         vocabulary: Sequence[str],
         timeout: float = 30.0,
         max_output_tokens: int = 512,
+        context: JudgingContext | None = None,
     ) -> None:
         self.name = name
-        self.provider = provider
-        self.model = model
         self.vocabulary = check_vocabulary(vocabulary, "LLMJudge")
         self.timeout = check_timeout(timeout, "LLMJudge")
-        self.max_output_tokens = max_output_tokens
+        self.context = context if context is not None else JudgingContext(use_cache=False)
+        if not isinstance(provider, str):
+            self.context.given[provider.name] = provider
+            provider = provider.name
+        self.ref = ModelRef(
+            provider=provider,
+            model=model,
+            timeout=self.timeout,
+            max_output_tokens=max_output_tokens,
+        )
+        self._schema = _label_schema(self.vocabulary)
+
+    @property
+    def model(self) -> str:
+        """The model name as the provider knows it."""
+        return self.ref.model_name
 
     def json_schema(self) -> dict[str, Any]:
         """The strict schema of ``JudgeVerdict`` with the label restricted to the vocabulary."""
-        from arbiter.providers.schema import strict_json_schema
+        return self._schema
 
-        schema = strict_json_schema(JudgeVerdict)
-        schema["properties"]["label"]["enum"] = list(self.vocabulary)
-        return schema
-
-    def build_request(self, prediction: Prediction, context: str | None) -> CompletionRequest:
-        """The provider request for one prediction."""
+    def question(self, prediction: Prediction, context: str | None) -> Ask[JudgeVerdict]:
+        """What the judge asks its model about one prediction."""
         system, user = judge_prompt(prediction, context, vocabulary=self.vocabulary)
-        return CompletionRequest(
-            model=self.model,
+        return Ask(
             system=system,
             prompt=user,
+            answer=JudgeVerdict,
             schema_name="judge_verdict",
-            json_schema=self.json_schema(),
-            max_output_tokens=self.max_output_tokens,
-            timeout=self.timeout,
+            json_schema=self._schema,
             metadata={
                 "judge": self.name,
                 "prediction": prediction.id,
@@ -147,14 +162,31 @@ class LLMJudge:
             },
         )
 
+    async def judged(self, prediction: Prediction, context: str | None) -> Judged[JudgeVerdict]:
+        """Ask the model; the answer (unchecked against the vocabulary: the chain checks),
+        its status and the call's record. Bounded by ``timeout``; never raises."""
+        return await self.context.ask(self.ref, self.question(prediction, context))
+
     async def verdict(self, prediction: Prediction, context: str | None) -> str:
         """Ask the model; its label, unchecked against the vocabulary (the chain checks).
 
         Raises:
-            ProviderError: The provider failed, or ``InvalidResponse`` for an answer
-                that is not a ``JudgeVerdict``.
+            JudgeFailed: The call did not give an answer (the message says why:
+                ``InvalidResponse: ...``, ``ProviderTimeout: ...``).
         """
-        from arbiter.providers.parse import parse_structured
+        judged = await self.judged(prediction, context)
+        if judged.answer is None:
+            raise JudgeFailed(judged.error or judged.status)
+        return judged.answer.label
 
-        response = await self.provider.complete(self.build_request(prediction, context))
-        return parse_structured(response.text, JudgeVerdict).label
+
+class JudgeFailed(Exception):
+    """An LLM judge's call gave no answer; the message is the judging layer's error line."""
+
+
+def _label_schema(vocabulary: Sequence[str]) -> dict[str, Any]:
+    from arbiter.judging.ask import strict_schema
+
+    schema: dict[str, Any] = json.loads(json.dumps(strict_schema(JudgeVerdict)))  # to narrow
+    schema["properties"]["label"]["enum"] = list(vocabulary)
+    return schema

@@ -168,6 +168,8 @@ class SummaryReport(BaseModel):
     """Of those, the share a real judge answered (not the heuristics fallback)."""
     judge_sources: dict[str, int] = Field(default_factory=dict)
     """Judge outcomes by the source that resolved them."""
+    chain_usage: ModelCalls = Field(default_factory=ModelCalls)
+    """Calls, tokens and cost of every judge-chain attempt of the batch, summed."""
     judged: Rate | None = None
     """Items the LLM judge panels ruled on, of all items; None without a judge panel."""
     judged_by_trigger: dict[str, int] = Field(default_factory=dict)
@@ -210,6 +212,7 @@ class BatchSummary:
         self._judged: Counter[str] = Counter()
         self._verdicts: dict[str, Counter[str]] = {}
         self._usage = ModelCalls()
+        self._chain_usage = ModelCalls()
 
     def add(self, result: OnlineResult) -> None:
         """Count one result."""
@@ -218,6 +221,7 @@ class BatchSummary:
         self._escalated += result.escalated
         if result.judge is not None:
             self._judge_sources[result.judge.source] += 1
+            self._chain_usage = self._chain_usage + result.judge.model
         if result.heuristics is not None:
             self._rules.update(finding.rule for finding in result.heuristics.findings)
         if result.grounding is not None and result.grounding.flagged:
@@ -274,6 +278,7 @@ class BatchSummary:
             judge_reached=reached,
             scored_by_judge=Rate.of(by_judge, reached),
             judge_sources=dict(self._judge_sources.most_common()),
+            chain_usage=self._chain_usage,
             judged=Rate.of(sum(self._judged.values()), self.items) if self._panel else None,
             judged_by_trigger=dict(self._judged.most_common()),
             judge_verdicts={
