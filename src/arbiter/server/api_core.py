@@ -14,11 +14,11 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arbiter import __version__
-from arbiter.contract import Case, Verdict
+from arbiter.contract import Case, ModelCalls, Verdict
 from arbiter.jury.audit import VerdictChange
 from arbiter.jury.critics import DEFAULT_ROSTER, CriticSpec
 from arbiter.jury.jury import Jury
-from arbiter.server.auth import Principal, principal
+from arbiter.server.auth import AuthGate, Principal, auth_gate, principal
 from arbiter.server.deps import app_store
 from arbiter.server.errors import error_responses
 from arbiter.server.limits import check_depth
@@ -44,8 +44,10 @@ class HealthOut(BaseModel):
     """Always ``ok`` (a failing store answers 503)."""
     version: str
     """Arbiter's version."""
-    auth: Literal["open", "keys"]
-    """``open``: no API key configured (loopback only); ``keys``: every request needs one."""
+    auth: Literal["open", "keys", "locked"]
+    """``open``: no API key configured (loopback only); ``keys``: every request needs one;
+    ``locked``: the server requires keys and none is left, so it refuses every request but
+    this one until a key is created."""
 
 
 class ArbitrateRequest(BaseModel):
@@ -90,6 +92,8 @@ class VerdictOut(BaseModel):
     """The decision, confidence, flip margin, findings, and every critic's outcome."""
     created_at: datetime
     """When it was stored."""
+    model: ModelCalls
+    """The critics' model calls, summed: calls, cache hits, tokens, latency, cost."""
 
     @classmethod
     def of(cls, stored: StoredVerdict) -> VerdictOut:
@@ -100,6 +104,7 @@ class VerdictOut(BaseModel):
             case=stored.case,
             verdict=stored.verdict,
             created_at=stored.created_at,
+            model=stored.verdict.model_calls(),
         )
 
 
@@ -137,9 +142,9 @@ Who = Annotated[Principal, Depends(principal)]
 
 
 @router.get("/health", tags=["server"], responses=error_responses(503, validated=False))
-def health(store: StoreDep) -> HealthOut:
-    """Whether the server is up and its store answers; needs no key."""
-    return HealthOut(version=__version__, auth="keys" if count_api_keys(store) else "open")
+def health(store: StoreDep, gate: Annotated[AuthGate, Depends(auth_gate)]) -> HealthOut:
+    """Whether the server is up and its store answers, and its auth mode; needs no key."""
+    return HealthOut(version=__version__, auth=gate.mode(count_api_keys(store)))
 
 
 @router.get("/critics", tags=["jury"], responses=error_responses(401, validated=False))
