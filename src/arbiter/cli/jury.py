@@ -84,6 +84,7 @@ def _judge(
     audit: bool,
     concurrency: int | None,
     progress: str | None = None,
+    use_cache: bool = True,
 ) -> JudgedRun:
     from arbiter.cli.common import progress_bar
     from arbiter.errors import Interrupted
@@ -111,6 +112,8 @@ def _judge(
                         audit_root=options.home / "audit" if audit else None,
                         concurrency=concurrency or options.concurrency,
                         on_judged=judged,
+                        settings=options,
+                        use_cache=use_cache,
                     )
                 )
             except KeyboardInterrupt:
@@ -162,6 +165,7 @@ def judge(
                     {"case_id": c.id, "verdict": v.model_dump(mode="json")}
                     for c, v in zip(selected, judged.verdicts, strict=True)
                 ],
+                "model": judged.calls.model_dump(mode="json"),
             }
         )
     else:
@@ -169,6 +173,7 @@ def judge(
             render.judgment(out_console(), c, v, header=len(selected) > 1)
         if len(selected) > 1:
             render.judgment_summary(out_console(), selected, judged.verdicts)
+    note(judged.usage())
     note(judged.where())
     raise typer.Exit(verdict_exit_code(judged.verdicts))
 
@@ -216,12 +221,14 @@ def eval_(
                 "run_id": judged.run_id,
                 "evaluation": evaluation.model_dump(mode="json"),
                 "groups": {name: g.model_dump(mode="json") for name, g in groups.items()},
+                "model": judged.calls.model_dump(mode="json"),
             }
         )
     else:
         render.evaluation(out_console(), evaluation, critics=[c.name for c in critics])
         if by:
             render.groups(out_console(), groups, by)
+    note(judged.usage())
     note(judged.where())
     if evaluation.gate_failures:
         raise GateFailed(f"{len(evaluation.gate_failures)} jury gate(s) failed")
@@ -272,6 +279,8 @@ def baseline(
             audit=False,
             concurrency=concurrency,
             progress=None if quiet else f"baseline: {arm}",
+            # k samples of one critic are k identical requests: each must reach the model.
+            use_cache=False,
         )
         outcomes = [v.critiques for v in judged.verdicts]
         results[arm] = (judged.run_id, evaluate_jury(selected, outcomes), outcomes)

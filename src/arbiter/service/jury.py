@@ -16,9 +16,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arbiter.contract import Case, Judgment, JuryRunInfo, JuryRunKind, JuryRunStatus, Verdict
+from arbiter.config import Settings
+from arbiter.contract import (
+    Case,
+    Judgment,
+    JuryRunInfo,
+    JuryRunKind,
+    JuryRunStatus,
+    ModelCalls,
+    Verdict,
+)
 from arbiter.datasets.jsonio import read_json_file
 from arbiter.errors import InputError
+from arbiter.judging import JudgingContext, describe_calls
 from arbiter.jury.audit import VerdictChange, replay_judgment, write_artifact
 from arbiter.jury.cases import bundled_cases_path, load_cases
 from arbiter.jury.critics import DEFAULT_ROSTER, CriticSpec
@@ -189,6 +199,18 @@ class JudgedRun:
     audit_dir: Path | None
     """The folder holding one artifact per judgment, or None."""
 
+    @property
+    def calls(self) -> ModelCalls:
+        """Every critic's model call of the batch, summed (none for offline critics)."""
+        total = ModelCalls()
+        for verdict in self.verdicts:
+            total = total + verdict.model_calls()
+        return total
+
+    def usage(self) -> str:
+        """One line: the batch's model calls, tokens and cost."""
+        return f"model calls: {describe_calls(self.calls)}"
+
     def where(self) -> str:
         """One line saying where the judgments went."""
         trail = f"; audit: {self.audit_dir}" if self.audit_dir else ""
@@ -207,6 +229,8 @@ async def judge_cases(
     on_judged: OnJudged | None = None,
     jury: Jury | None = None,
     signer: Signer = CONFIGURED,
+    settings: Settings | None = None,
+    use_cache: bool = True,
 ) -> JudgedRun:
     """Create a jury run, judge every case into it as it completes, and close it.
 
@@ -220,8 +244,13 @@ async def judge_cases(
             line); the run's artifacts go in a folder named after its id. None: none.
         concurrency: Cases judged at once.
         on_judged: Called with each case and verdict once stored.
-        jury: The jury to use (default: one on ``roster``, closed at the end).
+        jury: The jury to use (default: one on ``roster``, its critics asking through a
+            judging context of ``settings``, closed at the end).
         signer: Who signs each stored verdict (default: the configured key, if any).
+        settings: Keys, URLs and the cache's place for the default jury; None: the
+            environment's.
+        use_cache: Whether the default jury's model calls may be answered from the
+            model-call cache (off for repeated samples of one critic).
 
     Returns:
         The run id, the verdicts in case order, and where they went.
@@ -247,7 +276,8 @@ async def judge_cases(
             on_judged(case, verdict)
 
     own = jury is None
-    jury = jury or Jury(roster)
+    if jury is None:
+        jury = Jury(roster, context=JudgingContext(settings=settings, use_cache=use_cache))
     status: JuryRunStatus = "failed"
     try:
         verdicts = await jury.judge_many(cases, concurrency=concurrency, on_done=record)
@@ -258,6 +288,7 @@ async def judge_cases(
     finally:
         if own:
             await jury.aclose()
+            await jury.context.aclose()
         finish_jury_run(store, run_id, status)
     return JudgedRun(run_id=run_id, verdicts=verdicts, store=store.describe(), audit_dir=audit_dir)
 
@@ -325,7 +356,7 @@ def verdict_exit_code(verdicts: Sequence[Verdict]) -> int:
     """The exit code of ``arbiter judge``: the most severe verdict wins.
 
     2 for a REJECT, 1 for a REVISE or any escalation (an ACCEPT a human should check
-    is not a pass, DESIGN.md's exit codes), else 0.
+    is not a pass: docs/architecture.md §Exit codes), else 0.
     """
     worst = max(severity(v.decision) for v in verdicts)
     return max(worst, 1 if any(v.escalate for v in verdicts) else 0)
