@@ -118,7 +118,7 @@ def parse_ruling(text: str) -> JudgeAnswer:
         >>> parse_ruling('{"verdict": "PASS", "score": "0.9", "evidence": ["ok"]}').verdict
         'pass'
     """
-    from arbiter.providers.parse import json_document
+    from arbiter.judging import json_document
 
     if len(text) > _MAX_ANSWER_CHARS:
         raise InvalidResponse(f"answer of {len(text):,} characters is too long to be a ruling")

@@ -15,6 +15,7 @@ from arbiter.judging.ask import JUDGING_STATUSES, Ask, Judged, JudgingStatus, de
 from arbiter.judging.context import CallBudget, CallMeter, JudgingContext
 from arbiter.judging.model import ModelRef, Price
 from arbiter.providers.base import Provider, close_provider
+from arbiter.providers.parse import json_document
 
 __all__ = [
     "JUDGING_STATUSES",
@@ -33,4 +34,5 @@ __all__ = [
     "QuotedVerdict",
     "close_provider",
     "describe_calls",
+    "json_document",
 ]
