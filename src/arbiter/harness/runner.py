@@ -103,7 +103,7 @@ async def _call_with_retries(
     if budget is not None:
         budget.record_attempt()
     # A system that bounds every call itself within the run's timeout (the http system:
-    # aiohttp's total timeout) needs no second timer per call from us.
+    # its client's time limit) needs no second timer per call from us.
     bounded = getattr(system, "call_timeout", None)
     own_timer = not (isinstance(bounded, int | float) and bounded <= config.timeout)
     # A system that answers from the example itself (precomputed outputs) says so.
