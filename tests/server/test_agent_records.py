@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from arbiter.contract import Score, ScorerSpec
-from arbiter.server.agent_records import live_bars, record, roster_cards
 from arbiter.server.judge_rulings import find_ruling, recent_rulings
-from arbiter.service.agent_roster import agent_detail, agent_roster
+from arbiter.service.agent_records import record, roster_cards
+from arbiter.service.agent_roster import agent_detail, agent_roster, dimension_bars
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import list_trajectories, save_trajectories
 from tests.server.pages.agents_seed import QUIET, seed_agents, seed_live
@@ -31,15 +31,11 @@ def test_a_live_card_has_the_rest_rosters_figures(store: Store) -> None:
     entries = agent_roster(store)
     assert len(live) == len(entries) == 2
     for entry in entries:
-        card = live[(entry.name, "flow" if entry.kind == "flow" else "agent")]
-        assert card.runs == entry.runs
-        assert card.health == entry.health
-        assert entry.pass_rate is not None
-        assert card.pass_rate == entry.pass_rate.estimate
-        assert (card.low, card.high) == (entry.pass_rate.low, entry.pass_rate.high)
-    weather = live[("weather-bot", "agent")]
+        card = live[(entry.name, entry.kind)]
+        assert card.model_dump(include=set(type(entry).model_fields)) == entry.model_dump()
+    weather = live[("weather-bot", "trajectory")]
     assert weather.offline_runs == 6
-    assert weather.failing == ("forbidden_tools",)
+    assert weather.failing == ["forbidden_tools"]
     assert len(offline) == 14
 
 
@@ -57,7 +53,7 @@ def test_a_record_opens_by_a_stored_id_or_a_case_file_runs_id(store: Store) -> N
     live = record(store, stored[0].id)
     assert live is not None
     assert live.live
-    assert live.health == stored[0].band
+    assert live.band == stored[0].band
     _, offline = roster_cards(store)
     again = record(store, offline[0].id)
     assert again is not None
@@ -69,14 +65,16 @@ def test_a_record_opens_by_a_stored_id_or_a_case_file_runs_id(store: Store) -> N
 def test_live_bars_are_one_per_dimension_over_the_scorers_figures(store: Store) -> None:
     detail = agent_detail(store, "weather-bot", kind="trajectory")
     assert detail is not None
-    bars = live_bars(detail)
+    bars = dimension_bars(detail.dimensions)
     assert len({b.dimension for b in bars}) == len(bars)
-    assert sum(b.decided for b in bars) == sum(f.passed + f.failed for f in detail.dimensions)
+    decided = sum(b.passed + b.failed for b in bars)
+    assert decided == sum(f.passed + f.failed for f in detail.dimensions)
     scorers = sorted(s for b in bars for s in b.scorers)
     assert scorers == sorted(f.scorer for f in detail.dimensions)
     worst = bars[0]
     assert "forbidden_tools" in worst.scorers
-    assert worst.rate == 0.5
+    assert worst.pass_rate is not None
+    assert worst.pass_rate.estimate == 0.5
 
 
 def test_a_judges_score_on_a_stored_trajectory_is_in_the_queue(tmp_path: Path) -> None:

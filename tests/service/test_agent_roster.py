@@ -1,4 +1,5 @@
-"""The agent pages' figures: health bands, the roster's order, bars, the ledger, record ids."""
+"""The agents' read model over records: health bands, the roster's order, bars, the
+ledger, record ids (the figures the API, the pages and the CLI all show)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from arbiter.contract import FlowRun, Score, Trajectory
-from arbiter.server.agent_records import parse_record_id, record_id
-from arbiter.server.agents_view import (
+from arbiter.service.agent_health import chip_state, health_of
+from arbiter.service.agent_records import parse_record_id, record_id
+from arbiter.service.agent_roster import (
     SPARK_RUNS,
     AgentRecord,
-    chip_state,
+    RosterCard,
     dimension_bars,
-    health_of,
-    ledger,
-    roster,
-    run_health,
+    figures_of,
+    ledger_row,
+    record_health,
+    summary_of,
+    worst_first,
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -27,7 +30,7 @@ def _record(
     passed: bool | None,
     minute: int = 0,
     scores: tuple[Score, ...] = (),
-    kind: str = "agent",
+    kind: str = "trajectory",
 ) -> AgentRecord:
     run: Trajectory | FlowRun = FlowRun() if kind == "flow" else Trajectory()
     return AgentRecord(
@@ -53,8 +56,8 @@ def _record(
         (0, 0, "inactive"),
     ],
 )
-def test_health_bands_are_the_reference_cut_points(passed: int, decided: int, health: str) -> None:
-    assert health_of(passed, decided) == health
+def test_health_bands_cut_at_80_and_50_percent(passed: int, decided: int, health: str) -> None:
+    assert health_of(passed / decided if decided else None) == health
 
 
 @pytest.mark.parametrize(
@@ -71,6 +74,13 @@ def test_a_chip_is_pass_review_fail_abstain_or_error(score: Score, state: str) -
     assert chip_state(score) == state
 
 
+def roster(records: list[AgentRecord]) -> list[RosterCard]:
+    groups: dict[tuple[str, str], list[AgentRecord]] = {}
+    for r in records:
+        groups.setdefault((r.agent, r.kind), []).append(r)
+    return worst_first(summary_of(runs) for runs in groups.values())
+
+
 def test_roster_puts_the_worst_first_and_the_unevaluated_last() -> None:
     records = [
         *[_record("good", True, i) for i in range(5)],
@@ -85,31 +95,30 @@ def test_roster_puts_the_worst_first_and_the_unevaluated_last() -> None:
     assert [c.health for c in cards] == ["danger", "review", "healthy", "inactive"]
     silent = cards[-1]
     assert silent.pass_rate is None
-    assert silent.low is None
-    assert silent.decided == 0
+    assert silent.evaluated == 0
     assert silent.runs == 1
-    assert silent.spark == ()
+    assert silent.recent == [None]
     bad = cards[0]
-    assert bad.pass_rate == pytest.approx(1 / 3)
-    assert bad.low is not None
-    assert bad.high is not None
-    assert bad.low < 1 / 3 < bad.high
-    assert bad.spark == (False, True, False)
+    assert bad.pass_rate is not None
+    assert bad.pass_rate.estimate == pytest.approx(1 / 3)
+    assert bad.pass_rate.low < 1 / 3 < bad.pass_rate.high
+    assert bad.recent == [False, True, False]
 
 
 def test_an_agent_and_a_flow_of_one_name_are_two_cards() -> None:
     cards = roster([_record("x", True), _record("x", False, kind="flow")])
-    assert sorted((c.name, c.kind) for c in cards) == [("x", "agent"), ("x", "flow")]
+    assert sorted((c.name, c.kind) for c in cards) == [("x", "flow"), ("x", "trajectory")]
 
 
-def test_sparkline_keeps_the_newest_runs_oldest_first_and_trend_compares_halves() -> None:
-    # Oldest 20 fail, newest 20 pass; given out of order.
-    records = [_record("a", i >= 20, i) for i in reversed(range(40))]
+def test_sparkline_keeps_the_newest_runs_oldest_first_and_trend_compares_windows() -> None:
+    # Oldest 30 fail, newest 30 pass; given out of order.
+    records = [_record("a", i >= 30, i) for i in reversed(range(60))]
     card = roster(records)[0]
-    assert len(card.spark) == SPARK_RUNS
-    assert card.spark == tuple([False] * 10 + [True] * 20)
-    assert card.trend == pytest.approx(1.0)
-    assert roster([_record("b", True, i) for i in range(3)])[0].trend is None
+    assert len(card.recent) == SPARK_RUNS
+    assert card.recent == [True] * 30
+    assert card.trend.direction == "up"
+    assert card.trend.delta == pytest.approx(1.0)
+    assert roster([_record("b", True, i) for i in range(3)])[0].trend.direction is None
 
 
 def test_failing_checks_are_named_most_often_first() -> None:
@@ -120,7 +129,7 @@ def test_failing_checks_are_named_most_often_first() -> None:
         _record("a", False, 1, (fail,)),
         _record("a", True, 2, (Score(name="cost", passed=True),)),
     ]
-    assert roster(records)[0].failing == ("cost", "tools")
+    assert roster(records)[0].failing == ["cost", "tools"]
 
 
 def test_dimension_bars_leave_abstentions_out_of_the_rate() -> None:
@@ -130,43 +139,48 @@ def test_dimension_bars_leave_abstentions_out_of_the_rate() -> None:
             True,
             i,
             (
-                Score(name="required_tools", passed=i != 0),
-                Score(name="tool_f1", passed=True, band="review" if i == 1 else None),
-                Score(name="cost", passed=None),
+                Score(name="my_tools", passed=i != 0),
+                Score(name="my_f1", passed=True, band="review" if i == 1 else None),
+                Score(name="my_cost", passed=None if i else True),
             ),
         )
         for i in range(4)
     ]
-    dimension = {"required_tools": "tool_use", "tool_f1": "tool_use"}.get
-    bars = {b.dimension: b for b in dimension_bars(records, dimension)}
-    assert set(bars) == {"tool_use", "cost"}
+    dimension = {"my_tools": "tool_use", "my_f1": "tool_use"}.get
+    bars = {b.dimension: b for b in dimension_bars(figures_of(records), dimension)}
+    assert set(bars) == {"tool_use", "my_cost"}
     tools = bars["tool_use"]
-    assert (tools.passed, tools.decided, tools.reviewed) == (7, 8, 1)
-    assert tools.scorers == ("required_tools", "tool_f1")
+    assert (tools.passed, tools.failed, tools.reviewed) == (7, 1, 1)
+    assert tools.scorers == ["my_f1", "my_tools"]
     assert tools.health == "healthy"
-    assert tools.rate == pytest.approx(7 / 8)
-    cost = bars["cost"]
-    assert cost.rate is None
-    assert cost.health == "inactive"
-    assert cost.abstained == 4
+    assert tools.pass_rate is not None
+    assert tools.pass_rate.estimate == pytest.approx(7 / 8)
+    cost = bars["my_cost"]
+    assert (cost.passed, cost.abstained) == (1, 3)
 
 
-def test_ledger_is_newest_first_with_a_band_per_run_and_filters_by_band() -> None:
+def test_a_scorer_that_never_decided_draws_no_bar() -> None:
+    records = [_record("a", True, i, (Score(name="cost", passed=None),)) for i in range(3)]
+    assert dimension_bars(figures_of(records)) == []
+
+
+def test_a_ledger_row_has_the_runs_band_and_its_checks_strip() -> None:
     review = Score(name="latency", passed=True, band="review")
+    quiet = Score(name="cost", passed=None)
     records = [
         _record("a", True, 0, (Score(name="ok", passed=True),)),
         _record("a", False, 2, (Score(name="ok", passed=False),)),
-        _record("a", True, 1, (review, Score(name="ok", passed=True))),
+        _record("a", True, 1, (review, quiet, Score(name="ok", passed=True))),
         _record("a", None, 3),
     ]
-    rows = ledger(records)
-    assert [r.record.id for r in rows] == ["a-3", "a-2", "a-1", "a-0"]
-    assert [r.health for r in rows] == ["inactive", "danger", "review", "healthy"]
-    assert rows[2].strip == (("latency", "review"), ("ok", "pass"))
-    assert rows[2].counts["review"] == 1
-    assert rows[2].counts["pass"] == 1
-    assert [r.record.id for r in ledger(records, health="danger")] == ["a-2"]
-    assert run_health(records[2]) == "review"
+    rows = [ledger_row(r) for r in records]
+    assert [r.health for r in rows] == ["healthy", "danger", "review", "inactive"]
+    assert [r.band for r in rows] == ["healthy", "danger", "review", None]
+    assert rows[1].convicted_by == ["ok"]
+    assert rows[2].strip == [("latency", "review"), ("ok", "pass"), ("cost", "abstain")]
+    assert rows[2].abstained == ["cost"]
+    assert [c.name for c in rows[2].chips] == ["latency", "ok"]
+    assert record_health(records[2]) == "review"
 
 
 @pytest.mark.parametrize("case_id", ["plain", "with:colons:inside", "slash/and space", "ünï"])

@@ -3,7 +3,7 @@
 A ruling is one score of a *model* scorer (a judge: its spec's kind is ``model``) on one
 result of a stored run, or on a stored trajectory scored online with a judge. Its item
 id is the result's record id (``run:{run_id}:{repetition}:{example}``, see
-:mod:`arbiter.server.agent_records`) or the trajectory's (``tr-...``), so an annotation
+:mod:`arbiter.service.agent_records`) or the trajectory's (``tr-...``), so an annotation
 on it points back at what was judged; its dimension is the judge's own (the
 registry's), else the judge's name.
 
@@ -27,7 +27,7 @@ from arbiter.contract import (
     StoredTrajectory,
 )
 from arbiter.errors import StoreError
-from arbiter.server.agent_records import is_agent_run, parse_record_id, record_id
+from arbiter.service.agent_records import is_agent_run, parse_record_id, record_id
 from arbiter.store import Store
 from arbiter.store.browse_repository import ResultFilter, RunFilter, page_results
 from arbiter.store.trajectory_repository import get_trajectory, list_trajectories

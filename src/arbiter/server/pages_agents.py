@@ -8,8 +8,8 @@
 - ``/compare/trajectories?a=&b=``: two runs side by side, the differing tool calls marked,
   the verdicts that flipped.
 
-Routes read the store through :mod:`arbiter.server.agent_records` and shape what they
-show with the pure functions of :mod:`arbiter.server.agents_view`.
+Routes read the agents' read model (:mod:`arbiter.service.agent_roster`, the one the
+REST API and the CLI render) and the records of :mod:`arbiter.service.agent_records`.
 """
 
 from __future__ import annotations
@@ -22,23 +22,23 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
-from arbiter.contract import FlowRun, Score, Trajectory
+from arbiter.contract import FlowRun, RunKind, Score, Trajectory
 from arbiter.errors import InputError
-from arbiter.server import agent_records as records_of
-from arbiter.server.agents_view import (
-    AgentRecord,
-    Health,
-    chip_state,
-    dimension_bars,
-    ledger,
-    roster,
-    run_health,
-)
 from arbiter.server.auth import Principal
 from arbiter.server.deps import app_store, templates
 from arbiter.server.pages_common import page_url, render
 from arbiter.server.pages_runs import page_principal
 from arbiter.server.waterfall import waterfall
+from arbiter.service import agent_records as records_of
+from arbiter.service.agent_health import Health, chip_state
+from arbiter.service.agent_roster import (
+    LedgerRow,
+    dimension_bars,
+    figures_of,
+    ledger_row,
+    record_health,
+    summary_of,
+)
 from arbiter.store import Store
 
 __all__ = ["ScorerFacts", "Who", "key_needed", "router"]
@@ -134,11 +134,13 @@ def agents_page(
     if who is None:
         return key_needed(request, tpl)
     cards, offline = records_of.roster_cards(store, viewer=who.viewer)
+    wanted = _run_kind(kind)
     shown = [
         c
         for c in cards
-        if (kind is None or c.kind == kind) and (not q or q.casefold() in c.name.casefold())
+        if (wanted is None or c.kind == wanted) and (not q or q.casefold() in c.name.casefold())
     ]
+    live = [c for c in cards if c.live]
     counts = {h: sum(1 for c in cards if c.health == h) for h in ("healthy", "review", "danger")}
     kpis = {
         "agents": len(cards),
@@ -147,7 +149,7 @@ def agents_page(
         "attention": counts["review"] + counts["danger"],
         # Live cards count their stored runs; offline runs are counted whatever the card.
         "runs": sum(c.runs for c in cards if c.live) + len(offline),
-        "failed": sum(c.decided - c.passed for c in cards if c.live)
+        "failed": sum(c.evaluated - (c.pass_rate.passed if c.pass_rate else 0) for c in live)
         + sum(1 for r in offline if r.passed is False),
     }
     return render(
@@ -164,6 +166,11 @@ def agents_page(
             "has_flows": any(c.kind == "flow" for c in cards),
         },
     )
+
+
+def _run_kind(kind: str | None) -> RunKind | None:
+    """The run kind a page's ``kind`` parameter names (``agent`` or ``flow``)."""
+    return None if kind is None else "flow" if kind == "flow" else "trajectory"
 
 
 _LEDGER_PAGE = 50
@@ -189,53 +196,57 @@ def agent_page(
     from arbiter.service.agent_roster import agent_detail
     from arbiter.store.trajectory_repository import agent_totals, list_trajectories
 
-    facts = ScorerFacts()
     offline = [r for r in records_of.agent_records(store, viewer=viewer) if r.agent == name]
     totals = agent_totals(store, viewer=viewer)
-    live_kinds = {"flow" if t.kind == "flow" else "agent" for t in totals if t.agent == name}
+    live_kinds: set[RunKind] = {
+        "flow" if t.kind == "flow" else "trajectory" for t in totals if t.agent == name
+    }
     kinds = live_kinds | {r.kind for r in offline}
-    chosen = kind or ("agent" if "agent" in kinds else "flow")
+    chosen: RunKind = _run_kind(kind) or ("trajectory" if "trajectory" in kinds else "flow")
     offline = [r for r in offline if r.kind == chosen]
-    stored_kind: Literal["trajectory", "flow"] = "flow" if chosen == "flow" else "trajectory"
+    offline.sort(key=lambda r: r.at, reverse=True)
     detail = None
     if chosen in live_kinds:
-        detail = agent_detail(store, name, kind=stored_kind, viewer=viewer)
+        detail = agent_detail(store, name, kind=chosen, viewer=viewer)
     if detail is not None:
         card = records_of.live_card(
             detail,
             offline_runs=len(offline),
-            failing=records_of.failing_checks(store, name, stored_kind, viewer=viewer),
+            failing=records_of.failing_checks(store, name, chosen, viewer=viewer),
         )
-        bars = records_of.live_bars(detail)
+        bars = dimension_bars(detail.dimensions)
 
-        def page(health: Health | None, limit: int) -> tuple[list[AgentRecord], int]:
+        def page(health: Health | None, limit: int) -> tuple[list[LedgerRow], int]:
             wanted = "none" if health == "inactive" else health
             found, total = list_trajectories(
                 store,
                 agent=name,
-                kind=stored_kind,
+                kind=chosen,
                 band=wanted,
                 viewer=viewer,
                 offset=offset,
                 limit=limit,
             )
-            return [r for r in map(records_of.stored_record, found) if r is not None], total
+            return [ledger_row(r) for r in found], total
 
-        shown, total = page(band, _LEDGER_PAGE)
-        rows = ledger(shown)
+        rows, total = page(band, _LEDGER_PAGE)
         band_counts = {h: page(h, 0)[1] for h in _BAND_FILTERS}
-        offline_rows = ledger(offline)[:_LEDGER_PAGE]
+        offline_rows = [ledger_row(r) for r in offline[:_LEDGER_PAGE]]
     elif offline:
-        card = roster(offline)[0]
-        bars = dimension_bars(offline, facts.dimension)
-        every = ledger(offline, health=band)
-        total, rows = len(every), every[offset : offset + _LEDGER_PAGE]
-        band_counts = {h: sum(1 for r in offline if run_health(r) == h) for h in _BAND_FILTERS}
+        card = summary_of(offline)
+        bars = dimension_bars(figures_of(offline), ScorerFacts().dimension)
+        every = [r for r in offline if band is None or record_health(r) == band]
+        total = len(every)
+        rows = [ledger_row(r) for r in every[offset : offset + _LEDGER_PAGE]]
+        band_counts = {h: sum(1 for r in offline if record_health(r) == h) for h in _BAND_FILTERS}
         offline_rows = []
     else:
         return _not_found(request, tpl, f"No scored runs of an agent named “{name}”.")
     base = f"/agents/{quote(name)}"
-    params = {"kind": chosen if len(kinds) > 1 else None, "band": band}
+    params = {
+        "kind": ("flow" if chosen == "flow" else "agent") if len(kinds) > 1 else None,
+        "band": band,
+    }
     pager = {
         "total": total,
         "shown_from": offset + 1 if rows else 0,
@@ -260,7 +271,7 @@ def agent_page(
             "offline_rows": offline_rows,
             "n_offline": len(offline),
             "band": band,
-            "kind": chosen,
+            "kind": "flow" if chosen == "flow" else "agent",
             "both_kinds": len(kinds) > 1,
             "band_counts": band_counts,
         },
@@ -271,8 +282,7 @@ _WHY_ORDER = {"fail": 0, "error": 1, "review": 2, "pass": 3, "abstain": 4}
 """The order of a run's checks under "Why": what went wrong first."""
 
 
-def _facts(record: AgentRecord) -> dict[str, object]:
-    run = record.run
+def _facts(run: Trajectory | FlowRun) -> dict[str, object]:
     steps = len(run.nodes) if isinstance(run, FlowRun) else sum(1 for _ in run.walk())
     tools = len(run.tool_calls) if isinstance(run, Trajectory) else None
     tokens = run.totals().total_tokens if isinstance(run, Trajectory) else None
@@ -297,8 +307,9 @@ def trajectory_page(
     if who is None:
         return key_needed(request, tpl)
     found = records_of.record(store, record_id, viewer=who.viewer)
-    if found is None:
+    if found is None or found.run is None:
         return _not_found(request, tpl, "No stored trajectory has this id.")
+    run = found.run
     return render(
         request,
         tpl,
@@ -306,8 +317,8 @@ def trajectory_page(
         {
             "nav": "agents",
             "r": found,
-            "health": run_health(found),
-            "fall": waterfall(found.run),
+            "health": record_health(found),
+            "fall": waterfall(run),
             "groups": ScorerFacts().chip_groups(found.scores),
             "why": sorted(
                 (s for s in found.scores if chip_state(s) != "abstain"),
@@ -315,7 +326,7 @@ def trajectory_page(
             ),
             "abstained": [s for s in found.scores if chip_state(s) == "abstain"],
             "chip_state": chip_state,
-            "facts": _facts(found),
+            "facts": _facts(run),
             "previous": records_of.previous_run(store, found, viewer=who.viewer),
         },
     )
@@ -339,7 +350,7 @@ def compare_trajectories_page(
     right = records_of.record(store, b, viewer=who.viewer) if b else None
     missing = [side for side, r, given in (("A", left, a), ("B", right, b)) if given and r is None]
     context: dict[str, object] = {"nav": "agents", "a_id": a or "", "b_id": b or ""}
-    if left is None or right is None:
+    if left is None or right is None or left.run is None or right.run is None:
         context["missing"] = missing
         return render(
             request,
@@ -356,10 +367,10 @@ def compare_trajectories_page(
         b=right,
         diff=diff,
         flips=flipped_verdicts(list(left.scores), list(right.scores)),
-        facts_a=_facts(left),
-        facts_b=_facts(right),
-        health_a=run_health(left),
-        health_b=run_health(right),
+        facts_a=_facts(left.run),
+        facts_b=_facts(right.run),
+        health_a=record_health(left),
+        health_b=record_health(right),
         fall_a=waterfall(left.run),
         fall_b=waterfall(right.run),
         chip_state=chip_state,

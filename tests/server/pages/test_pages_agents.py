@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 
 from arbiter.config import Settings
-from arbiter.server.agent_records import agent_records
+from arbiter.service.agent_records import agent_records
 from arbiter.store import Store
 from tests.helpers.local_server import serve_on_free_port
 from tests.server.pages.agents_seed import QUIET, seed_agents
