@@ -130,6 +130,17 @@ class Settings(BaseSettings):
     server_max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     """Largest request body ``arbiter serve`` reads; a larger one is answered 413
     (``ARBITER_SERVER_MAX_BODY_BYTES``, default 4 MiB)."""
+    server_require_keys: bool = False
+    """Whether ``arbiter serve`` requires an API key on every request but health even when
+    no key exists: it then refuses them all until one is created, and never runs open
+    (``ARBITER_SERVER_REQUIRE_KEYS``). ``arbiter serve`` sets it when it starts with keys,
+    so revoking the last key locks the server instead of opening it."""
+    server_allowed_hosts: str = ""
+    """Host names ``arbiter serve`` answers to besides the address a request reached it on
+    (and, on loopback, ``localhost``), comma-separated (``ARBITER_SERVER_ALLOWED_HOSTS``,
+    e.g. ``arbiter.example.com``; ``*`` answers any). A request naming another ``Host``
+    is refused (400): a guard against DNS rebinding. A state-changing request from a page
+    of another origin is refused (403) unless that origin's host is listed here."""
     server_url: str | None = Field(default=None, pattern=r"^https?://[^\s<>()\[\]`|]+$")
     """Where users reach ``arbiter serve`` (``ARBITER_SERVER_URL``, e.g.
     ``https://arbiter.example.com``): the markdown report links its run's page there.
@@ -140,6 +151,14 @@ class Settings(BaseSettings):
         if self.prices is not None:
             self.model_prices = {**read_price_table(self.prices), **self.model_prices}
         return self
+
+    def allowed_hosts(self) -> list[str]:
+        """``server_allowed_hosts`` as lower-case names, without ports or blanks."""
+        return [
+            name.strip().lower().rstrip(".")
+            for name in self.server_allowed_hosts.split(",")
+            if name.strip()
+        ]
 
     def model_cache_path(self) -> Path:
         """The SQLite file of the model-call cache: ``cache_dir/models.sqlite3``."""

@@ -126,3 +126,43 @@ def test_a_revoked_key_is_refused(client: TestClient, server_store: Store) -> No
     assert client.get("/v1/runs", headers=headers).status_code == 200
     assert revoke_api_key(server_store, info.id) == info
     assert client.get("/v1/runs", headers=headers).status_code == 401
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
+
+
+def test_a_prefix_shared_with_hidden_runs_answers_as_if_they_did_not_exist(
+    client: TestClient, keys: Keys, server_store: Store, seed: Seed
+) -> None:
+    shared = _common_prefix(seed.run_id, seed.other_run_id)
+    assert shared  # both seeded runs start with the same date
+    answers = {
+        given: client.get(f"/v1/runs/{given}", headers=keys.a)
+        for given in (shared, seed.run_id, "zz-no-such-run")
+    }
+    assert {a.status_code for a in answers.values()} == {404}
+    messages = {given: a.json()["error"]["message"] for given, a in answers.items()}
+    for given, message in messages.items():
+        assert message == f"no run matches id {given!r}"
+    # With one of them its own, the shared prefix names that one: the other is not counted.
+    set_owner(server_store, "run", seed.run_id, keys.a_id)
+    mine = client.get(f"/v1/runs/{shared}", headers=keys.a)
+    assert mine.status_code == 200
+    assert mine.json()["info"]["id"] == seed.run_id
+    assert client.get(f"/v1/runs/{shared}/results", headers=keys.a).status_code == 200
+    # An admin sees both, and is told the prefix is ambiguous.
+    both = client.get(f"/v1/runs/{shared}", headers=keys.admin)
+    assert both.status_code == 404
+    assert both.json()["error"]["message"] == f"more than one run matches id {shared!r}"
+
+
+def test_a_jury_run_prefix_of_another_key_answers_as_absent(client: TestClient, keys: Keys) -> None:
+    made = client.post("/v1/arbitrate", json=BROKEN, headers=keys.a).json()["run_id"]
+    prefix = made[:10]
+    hidden = client.post("/v1/replay", json={"run_id": prefix}, headers=keys.b)
+    absent = client.post("/v1/replay", json={"run_id": "zz-none"}, headers=keys.b)
+    assert hidden.status_code == absent.status_code == 404
+    assert hidden.json()["error"]["message"] == f"no jury run matches id {prefix!r}"
+    assert absent.json()["error"]["message"] == "no jury run matches id 'zz-none'"

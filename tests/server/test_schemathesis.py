@@ -7,6 +7,7 @@ documented schema. The example count keeps the whole run well under a minute.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,15 @@ EXAMPLES = 10
 
 
 def _load_schema() -> BaseSchema:
-    """The REST API's document, loaded once through an app over an empty store."""
-    store = Store("sqlite://")
-    try:
-        app = create_app(Settings(home=Path("/nonexistent")), store=store)
-        return schemathesis.openapi.from_asgi("/v1/openapi.json", app)
-    finally:
-        store.close()
+    """The REST API's document, loaded once through an app over an empty store (a file:
+    the document is served like the API, after the key check asks the store)."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(f"sqlite:///{Path(folder) / 'empty.db'}")
+        try:
+            app = create_app(Settings(home=Path("/nonexistent")), store=store)
+            return schemathesis.openapi.from_asgi("/v1/openapi.json", app)
+        finally:
+            store.close()
 
 
 SCHEMA = _load_schema()

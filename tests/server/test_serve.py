@@ -198,7 +198,7 @@ def test_a_revoked_key_is_gone(cli: Callable[..., Result]) -> None:
     revoked = cli("keys", "revoke", key_id)
     assert revoked.code == 0
     assert f"revoked key {key_id} (temp)" in revoked.err
-    assert "open again" in revoked.err
+    assert "is locked" in revoked.err
     assert "temp" not in cli("keys", "list").out
     again = cli("keys", "revoke", key_id)
     assert again.code == 3

@@ -64,7 +64,11 @@ def revoke(
         raise InputError(f"no API key with id {key_id!r}; see arbiter keys list")
     note(f"revoked key {gone.id} ({gone.name})")
     if left == 0:
-        note("no API keys left: `arbiter serve` is open again and binds loopback only")
+        note(
+            "no API keys left: a running `arbiter serve` that started with keys is locked "
+            "(it refuses every request but health until a key is created); one started "
+            "now is open and binds loopback only"
+        )
 
 
 @keys_app.command("list")
@@ -82,7 +86,12 @@ def list_keys(
     if as_json:
         echo_json(
             [
-                {"id": k.id, "name": k.name, "admin": k.admin, "created_at": k.created_at}
+                {
+                    "id": k.id,
+                    "name": k.name,
+                    "admin": k.admin,
+                    "created_at": k.created_at.isoformat(),
+                }
                 for k in keys
             ]
         )

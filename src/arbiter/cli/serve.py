@@ -2,8 +2,12 @@
 
 With no API key in the store the server is open, so it binds loopback only and says
 so; a non-loopback ``--host`` is refused until a key exists (``arbiter keys create``).
+A server started with keys requires them for as long as it runs: revoking the last one
+locks it (every request but health refused, and its log says so), it never opens.
 The app is named to uvicorn by its factory's import path: the CLI layer does not import
-the server layer (they are siblings), and the factory reads the same settings.
+the server layer (they are siblings), so what is decided here reaches the factory as
+settings in the environment (``ARBITER_SERVER_REQUIRE_KEYS``,
+``ARBITER_SERVER_ALLOWED_HOSTS``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Annotated
 import typer
 
 from arbiter.cli.app import app
-from arbiter.cli.common import note, open_store
+from arbiter.cli.common import note, open_store, settings
 
 __all__ = ["serve"]
 
@@ -29,15 +33,31 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to bind.")] = 8080,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /v1/openapi.json) and the web UI."""
+    import logging
+    import os
+    import sys
+
     import uvicorn
 
     from arbiter.service.serving import check_bind
 
-    store = open_store()
+    config = settings()
+    store = open_store(config)
     try:
-        line = check_bind(store, host, port)
+        plan = check_bind(store, host, port, require_keys=config.server_require_keys)
     finally:
         store.close()
-    note(line)
+    if plan.require_keys:
+        os.environ["ARBITER_SERVER_REQUIRE_KEYS"] = "true"
+    if plan.host_name is not None:
+        named = ",".join(filter(None, [config.server_allowed_hosts, plan.host_name]))
+        os.environ["ARBITER_SERVER_ALLOWED_HOSTS"] = named
+    # The server's own warnings (a locked server, a failed request) go to stderr.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    server_log = logging.getLogger("arbiter.server")
+    server_log.addHandler(handler)
+    server_log.setLevel(logging.WARNING)
+    note(plan.line)
     note("  REST under /v1 (docs /v1/docs, OpenAPI /v1/openapi.json); Ctrl-C stops")
     uvicorn.run(APP_FACTORY, factory=True, host=host, port=port, log_level="warning")

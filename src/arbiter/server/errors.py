@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
 from arbiter.errors import ArbiterError, InputError, StoreError, StoreUnavailable
 from arbiter.server.responses import ApiJSONResponse
@@ -34,6 +35,7 @@ __all__ = [
     "error_json",
     "error_responses",
     "install_error_handlers",
+    "wants_html",
 ]
 
 log = logging.getLogger("arbiter.server")
@@ -154,8 +156,34 @@ async def _on_validation(_request: Request, exc: Exception) -> JSONResponse:
     return _answer(422, _validation_message(first) + more, _field(first.get("loc", ())))
 
 
-async def _on_http(_request: Request, exc: Exception) -> JSONResponse:
+def wants_html(request: Request) -> bool:
+    """Whether the client asks for a page (a browser's ``Accept`` names ``text/html``)."""
+    return "text/html" in request.headers.get("accept", "").lower()
+
+
+def _not_found_page(request: Request) -> Response:
+    from arbiter.server.deps import templates
+    from arbiter.server.pages_common import render
+
+    return render(
+        request,
+        templates(request),
+        "missing.html",
+        {
+            "nav": None,
+            "what": "page",
+            "title": "Page not found",
+            "message": "There is no page at this address. The runs are on the first page; "
+            "the REST API is under /v1 (its documentation at /v1/docs).",
+        },
+        status_code=404,
+    )
+
+
+async def _on_http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404 and wants_html(request):  # an unknown path, asked by a browser
+        return _not_found_page(request)
     detail = exc.detail if isinstance(exc.detail, str) else None
     try:
         default = HTTPStatus(exc.status_code).phrase

@@ -30,7 +30,7 @@ from arbiter.contract import RunStatus
 from arbiter.errors import StoreError
 from arbiter.harness.pairs import reason_of, shown_outcome, verdict_of
 from arbiter.server import runs_view
-from arbiter.server.auth import Principal, principal
+from arbiter.server.auth import Principal, auth_gate, principal
 from arbiter.server.deps import app_store, templates
 from arbiter.server.errors import ApiError
 from arbiter.server.pages_common import page_url, render
@@ -67,7 +67,8 @@ async def page_principal(request: Request, store: StoreDep) -> Principal | None:
     if scheme.lower() == "bearer" and credentials:
         bearer = HTTPAuthorizationCredentials(scheme="Bearer", credentials=credentials.strip())
     try:
-        found: Any = principal(store, bearer, request.headers.get("x-api-key"))
+        key = request.headers.get("x-api-key")
+        found: Any = principal(store, bearer, key, auth_gate(request))
         if inspect.isawaitable(found):  # the dependency may be a coroutine function
             found = await found
         return cast("Principal", found)

@@ -9,7 +9,7 @@ signing key is configured.
 from __future__ import annotations
 
 from arbiter.contract import Case, Judgment, JuryRunInfo
-from arbiter.errors import InputError, StoreError
+from arbiter.errors import InputError
 from arbiter.jury.audit import VerdictChange
 from arbiter.jury.jury import Jury
 from arbiter.service.attestation import CONFIGURED, attest_verdict, resolve_signer
@@ -17,8 +17,7 @@ from arbiter.service.jury import replay_run
 from arbiter.store import Store
 from arbiter.store.arbitration_repository import save_arbitration
 from arbiter.store.browse_repository import StoredVerdict
-from arbiter.store.jury_repository import get_jury_run
-from arbiter.store.ownership_repository import is_visible
+from arbiter.store.ownership_repository import visible_id
 
 __all__ = ["arbitrate", "replay_visible_run"]
 
@@ -54,10 +53,7 @@ def replay_visible_run(
         StoreError: No run matches ``run_id``, or the viewer may not see it.
     """
     if run_id is not None:
-        info = get_jury_run(store, run_id)
-        if not is_visible(store, "jury_run", info.id, viewer):
-            raise StoreError(f"no jury run matches id {run_id!r} in {store.describe()}")
-        run_id = info.id
+        run_id = visible_id(store, "jury_run", run_id, viewer)  # hidden answers as absent
     elif viewer is not None:
         raise InputError("give the run_id of a jury run your key made (a key replays its own runs)")
     return replay_run(store, run_id)

@@ -27,7 +27,7 @@ from arbiter.store.browse_repository import (
     page_verdicts,
     utc_run_info,
 )
-from arbiter.store.ownership_repository import is_visible
+from arbiter.store.ownership_repository import is_visible, visible_id
 
 __all__ = [
     "Listing",
@@ -82,10 +82,7 @@ def find_run(store: Store, run_id: str, *, viewer: str | None) -> RunInfo:
     Raises:
         StoreError: No such run, more than one match, or one the viewer may not see.
     """
-    info = utc_run_info(store.get_run(run_id))
-    if not is_visible(store, "run", info.id, viewer):
-        raise StoreError(f"no run matches id {run_id!r} in {store.describe()}")
-    return info
+    return utc_run_info(store.get_run(visible_id(store, "run", run_id, viewer)))
 
 
 def run_report(store: Store, run_id: str, *, viewer: str | None) -> StoredRun:
@@ -138,7 +135,7 @@ def find_verdict(store: Store, verdict_id: int, *, viewer: str | None) -> Stored
     """
     found = load_verdict(store, verdict_id)
     if found is None or not is_visible(store, "verdict", str(verdict_id), viewer):
-        raise StoreError(f"no verdict with id {verdict_id} in {store.describe()}")
+        raise StoreError(f"no verdict with id {verdict_id}")  # a page shows it: no store URL
     return found
 
 

@@ -97,7 +97,8 @@ def list_api_keys(store: Store) -> list[ApiKeyInfo]:
 def revoke_api_key(store: Store, key_id: str) -> ApiKeyInfo | None:
     """Delete the key ``key_id`` (its records keep it as their owner); None if unknown.
 
-    With the last key gone the server is open again, and binds loopback only.
+    With the last key gone a server started with keys is locked (it refuses every request
+    but health); one started afterwards is open and binds loopback only.
     """
     with store.guard("revoke an API key"), store.session() as session, session.begin():
         row = session.get(ApiKeyRow, key_id)

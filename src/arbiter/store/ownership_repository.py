@@ -13,10 +13,15 @@ from typing import Any
 
 from sqlalchemy import Select, select
 
+from arbiter.errors import StoreError
+from arbiter.store.jury_models import JuryRunRow
+from arbiter.store.models import RunRow
 from arbiter.store.ownership_models import RecordOwnerRow
 from arbiter.store.repository import Store
 
-__all__ = ["is_visible", "owned_ids", "owner_of", "set_owner", "set_owners"]
+__all__ = ["is_visible", "owned_ids", "owner_of", "set_owner", "set_owners", "visible_id"]
+
+_TABLES: dict[str, tuple[Any, str]] = {"run": (RunRow, "run"), "jury_run": (JuryRunRow, "jury run")}
 
 
 def set_owners(store: Store, kind: str, record_ids: Iterable[str], owner: str) -> None:
@@ -62,3 +67,32 @@ def owned_ids(kind: str, owner: str) -> Select[Any]:
     return select(RecordOwnerRow.record_id).where(
         RecordOwnerRow.kind == kind, RecordOwnerRow.owner == owner
     )
+
+
+def visible_id(store: Store, kind: str, key: str, viewer: str | None) -> str:
+    """The id of the one ``kind`` record (``run``, ``jury_run``) ``viewer`` may see whose id
+    is ``key`` or starts with it.
+
+    Only records the viewer may see are matched, so the answer for a prefix shared with
+    another owner's records is the same as if they did not exist; the message names
+    neither them nor the store.
+
+    Raises:
+        StoreError: No visible record matches, or more than one does.
+    """
+    table, what = _TABLES[kind]
+    column = table.id
+    query = select(column)
+    if viewer is not None:
+        query = query.where(column.in_(owned_ids(kind, viewer)))
+    with store.guard(f"read a {what}"), store.session() as session:
+        exact = session.scalar(query.where(column == key))
+        if exact is not None:
+            return str(exact)
+        matches = session.scalars(
+            query.where(column.startswith(key, autoescape=True)).limit(2)
+        ).all()
+    if len(matches) == 1:
+        return str(matches[0])
+    found = f"no {what}" if not matches else f"more than one {what}"
+    raise StoreError(f"{found} matches id {key!r}")
