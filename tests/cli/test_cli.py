@@ -107,8 +107,53 @@ def test_unreachable_http_system_exits_1(cli: Any, data_file: Path) -> None:
     assert "Traceback" not in result.err
 
 
-def test_usage_error_exits_2(cli: Any) -> None:
-    assert cli("run", "--k", "zero").code == 2
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("run", "--k", "zero"), "--k 'zero': not an integer (see arbiter run --help)"),
+        (("run", "--k", "0"), "--k '0': expected a number of at least 1 (see arbiter run --help)"),
+        (
+            ("gate", "RUN", "--min-accuracy", "nan"),
+            "--min-accuracy 'nan': not a number (expected a number in [0, 1])",
+        ),
+        (
+            ("gate", "RUN", "--min-accuracy=1.5"),
+            "--min-accuracy '1.5': expected a number in [0, 1]",
+        ),
+        (("gate", "RUN", "--min-decided", "1.5"), "--min-decided '1.5': not an integer"),
+        (("report", "RUN", "--format", "xml"), "--format 'xml': 'xml' is not one of 'text'"),
+    ],
+)
+def test_a_bad_option_value_is_invalid_input_one_line_exit_3(
+    cli: Any, args: tuple[str, ...], line: str
+) -> None:
+    result = cli(*args)
+    assert result.code == 3
+    assert result.err.startswith("arbiter: error: ")
+    assert line in result.err
+    assert result.err.count("\n") == 1
+    assert "╭" not in result.err and "Usage:" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("gate", "RUN", "--bogus"), "No such option: --bogus (see arbiter gate --help)"),
+        (("report",), "Missing argument 'run_id'. (see arbiter report --help)"),
+        (("run", "--k"), "Option '--k' requires an argument. (see arbiter run --help)"),
+    ],
+)
+def test_a_command_line_that_cannot_be_parsed_is_a_usage_error_one_line_exit_2(
+    cli: Any, args: tuple[str, ...], line: str
+) -> None:
+    result = cli(*args)
+    assert result.code == 2
+    assert result.err == f"arbiter: error: {line}\n"
+
+
+def test_help_and_version_still_exit_0(cli: Any) -> None:
+    assert cli("gate", "--help").code == 0
+    assert cli("--version").code == 0
 
 
 def test_unknown_run_id_exits_3_with_one_line(cli: Any) -> None:

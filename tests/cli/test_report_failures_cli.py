@@ -270,8 +270,8 @@ def test_a_misused_option_is_one_line_and_exit_3(
     assert message in result.err
 
 
-def test_a_negative_limit_is_a_usage_error(cli: Any, qa: str) -> None:
-    assert cli("report", qa, "--failures", "--limit", "-1").code == 2
+def test_a_negative_limit_is_an_invalid_option_value(cli: Any, qa: str) -> None:
+    assert cli("report", qa, "--failures", "--limit", "-1").code == 3
 
 
 def test_failures_of_a_jury_run_says_it_is_for_offline_runs(cli: Any) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "progress_bar",
     "read_argument_file",
     "settings",
+    "usage_error",
 ]
 
 
@@ -170,3 +171,96 @@ def echo_json(payload: Any) -> None:
     from arbiter.escape import json_text
 
     typer.echo(json_text(payload))
+
+
+def usage_error(exc: Exception, args: list[str], *, command: str = "arbiter") -> tuple[str, int]:
+    """The one line and exit code of an error of the command-line framework.
+
+    An option value that cannot be used (not a number, NaN, out of range, not a choice)
+    is invalid input: exit 3, naming the option and the value given. A command line that
+    cannot be parsed (an unknown option, a missing argument) is a usage error: exit 2.
+    Either way the line ends with where to find help.
+
+    Args:
+        exc: A click ``UsageError`` raised while the command line was parsed.
+        args: The command line, to quote the value an option was given.
+        command: The command the line names, for the help to point at when the error
+            does not say (``arbiter run``).
+    """
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see {ctx.command_path if ctx is not None else command} --help)"
+    param = getattr(exc, "param", None)
+    missing = type(exc).__name__ == "MissingParameter"
+    if param is None or missing or not hasattr(exc, "format_message"):
+        text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        return " ".join(text.split()) + where, 2
+    name = _option_name(param)
+    given = _given_value(param, args)
+    reason = _bad_value_reason(param, given, getattr(exc, "message", str(exc)))
+    shown = f"{name} {given!r}" if given is not None else name
+    return f"{shown}: {reason}{where}", 3
+
+
+def _option_name(param: Any) -> str:
+    opts: list[str] = [o for o in getattr(param, "opts", []) if o.startswith("-")]
+    if opts:
+        return max(opts, key=len)
+    return str(getattr(param, "name", None) or "argument").upper()
+
+
+def _given_value(param: Any, args: list[str]) -> str | None:
+    """The value the command line gave ``param`` (its last one), when it can be found."""
+    names: list[str] = [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]
+    found: str | None = None
+    for index, word in enumerate(args):
+        for name in names:
+            if not name.startswith("-"):
+                continue
+            if word == name and index + 1 < len(args):
+                found = args[index + 1]
+            elif word.startswith(name + "="):
+                found = word[len(name) + 1 :]
+    return found
+
+
+def _bad_value_reason(param: Any, given: str | None, message: str) -> str:
+    import math
+
+    low = getattr(param, "min", None)
+    high = getattr(param, "max", None)
+    if low is None and high is None:  # click's own range types keep them on the type
+        low = getattr(getattr(param, "type", None), "min", None)
+        high = getattr(getattr(param, "type", None), "max", None)
+    number: float | None
+    try:
+        number = float(given) if given is not None else None
+    except ValueError:
+        number = None
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    bounded = low is not None or high is not None
+    if number is not None and math.isnan(number):
+        return "not a number" + (f" (expected {_range(low, high)})" if bounded else "")
+    if given is not None and annotation is int and not _is_int(given):
+        return "not an integer"
+    if number is None and given is not None and annotation is float:
+        return "not a number"
+    if number is not None and bounded:
+        return f"expected {_range(low, high)}"
+    text = " ".join(message.split()).removeprefix("Value error, ") or "not a valid value"
+    return text[0].lower() + text[1:]
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _range(low: Any, high: Any) -> str:
+    if low is not None and high is not None:
+        return f"a number in [{low:g}, {high:g}]"
+    if low is not None:
+        return f"a number of at least {low:g}"
+    return f"a number of at most {high:g}"
