@@ -8,6 +8,7 @@ and reading stops at the limit.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, TypeVar
 
 from starlette.exceptions import HTTPException
@@ -25,22 +26,36 @@ MAX_DEPTH = 32
 
 
 def check_depth(value: T, limit: int = MAX_DEPTH) -> T:
-    """``value``, if its lists and objects nest at most ``limit`` deep (linear, no recursion).
+    """``value``, if its lists and objects nest at most ``limit`` deep and every number in
+    it is finite (one linear pass, no recursion).
 
     A body within the size limit can still nest thousands deep; storing and answering it
-    would then fail on serializers' own depth limits, past validation.
+    would then fail on serializers' own depth limits, past validation. The JSON parser
+    reads ``NaN``, ``Infinity`` and ``1e999`` (an overflow) as floats that no JSON can
+    hold: stored, they would come back as null, so they are refused, as the file reader
+    refuses them.
 
     Raises:
-        ValueError: It nests deeper (a Pydantic validator turns this into a 422).
+        ValueError: It nests deeper, or holds a number that is not finite, named by its
+            path (a Pydantic validator turns this into a 422).
     """
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
-        item, depth = stack.pop()
+        item, depth, path = stack.pop()
         if isinstance(item, dict | list):
             if depth >= limit:
                 raise ValueError(f"nests deeper than {limit} levels")
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend(
+                (child, depth + 1, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}")
+                for key, child in pairs
+            )
+        elif isinstance(item, float) and not math.isfinite(item):
+            where = f" at {path.lstrip('.')[:200]!r}" if path else ""
+            raise ValueError(
+                f"holds a number that JSON cannot represent{where} (NaN, Infinity, or one "
+                "too large for a double)"
+            )
     return value
 
 
