@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from typing import Any
 
 import anyio
@@ -88,6 +90,10 @@ def build_server(release: threading.Event) -> MCPServer:
     def text_answer(answer: str) -> str:
         return answer
 
+    @server.tool(name="big", structured_output=False)
+    def big(size: int) -> str:
+        return json.dumps({"risk_level": "low", "confidence": 0.5, "pad": "x" * size})
+
     @server.tool(name="no-risk-level")
     def no_risk_level() -> dict[str, Any]:
         return {"confidence": 0.3}
@@ -105,11 +111,17 @@ def build_app(mode: str, release: threading.Event) -> ASGIApp:
 
 
 def gateway(app: ASGIApp) -> ASGIApp:
-    """Serve ``/guarded/...`` as ``/...`` only with the right X-Api-Key; ``/busy/...`` is a 429."""
+    """Serve ``/guarded/...`` as ``/...`` only with the right X-Api-Key; ``/busy/...`` is a 429,
+    ``/busy-until/...`` a 503 whose Retry-After is an HTTP date two minutes ahead."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/busy/"):
             busy = PlainTextResponse("slow down", status_code=429, headers={"Retry-After": "7"})
+            await busy(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"].startswith("/busy-until/"):
+            when = format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
+            busy = PlainTextResponse("maintenance", status_code=503, headers={"Retry-After": when})
             await busy(scope, receive, send)
             return
         if scope["type"] == "http" and scope["path"].startswith("/guarded/"):
@@ -232,6 +244,22 @@ async def test_text_answer_that_is_not_json_is_an_invalid_response(url: str) -> 
             await system({"answer": "looks fine to me"})
 
 
+async def test_text_answer_is_read_by_the_one_json_reader(url: str) -> None:
+    # A number too large for a float means nothing the same way everywhere: refused, as in
+    # a dataset file (json.loads read it as infinity and the call passed).
+    answer = '{"risk_level": "high", "confidence": 0.8, "amount": 1e999}'
+    async with McpToolSystem(url, "text-answer", timeout=5) as system:
+        with pytest.raises(InvalidSystemResponse, match="too large for a float"):
+            await system({"answer": answer})
+
+
+async def test_an_answer_past_the_bound_is_refused(url: str) -> None:
+    async with McpToolSystem(url, "big", timeout=5, max_response_bytes=50_000) as system:
+        assert (await system({"size": 10})).label == "low"  # under the bound: read
+        with pytest.raises(InvalidSystemResponse, match="larger than 50,000 bytes"):
+            await system({"size": 100_000})
+
+
 async def test_missing_mapped_field_is_reported(url: str) -> None:
     async with McpToolSystem(url, "no-risk-level", timeout=5) as system:
         with pytest.raises(MissingField, match="risk_level"):
@@ -267,6 +295,14 @@ async def test_rate_limit_keeps_its_retry_after(base_url: str) -> None:
     assert (caught.value.retryable, caught.value.retry_after) == (True, 7.0)
 
 
+async def test_retry_after_as_an_http_date_becomes_seconds(base_url: str) -> None:
+    system = McpToolSystem(f"{base_url}/busy-until/mcp", TOOL, timeout=5)
+    with pytest.raises(SystemHTTPError, match="HTTP 503: maintenance") as caught:
+        await system({"amount": 1.0, "country": "DE"})
+    assert caught.value.retry_after is not None
+    assert 100 <= caught.value.retry_after <= 120
+
+
 async def test_wrong_path_is_a_404(base_url: str) -> None:
     with pytest.raises(SystemHTTPError, match="HTTP 404") as caught:
         await McpToolSystem(f"{base_url}/nowhere", TOOL, timeout=5)({"amount": 1.0})
@@ -277,7 +313,7 @@ async def test_wrong_path_is_a_404(base_url: str) -> None:
 async def test_nothing_listening_is_unreachable(entered: bool) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     system = McpToolSystem(url, TOOL, timeout=5)
-    with pytest.raises(SystemUnreachable, match=rf"'{TOOL}' at {url} is unreachable") as caught:
+    with pytest.raises(SystemUnreachable, match=rf"'{TOOL}' at {url}: unreachable") as caught:
         await call(system, {"amount": 1.0, "country": "DE"}, entered=entered)
     assert caught.value.retryable
 
@@ -290,7 +326,7 @@ async def test_server_gone_mid_session_fails_only_the_call(mode: str) -> None:
         async with McpToolSystem(f"{base_url}/mcp", TOOL, timeout=5) as system:
             assert (await system(example)).label == "low"
             running.close()  # stop the server, keep the session
-            with pytest.raises(SystemUnreachable, match="is unreachable"):
+            with pytest.raises(SystemUnreachable, match=": unreachable"):
                 await system(example)
             await asyncio.sleep(0.05)  # the dead session did not cancel this task
 

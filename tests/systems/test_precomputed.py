@@ -12,8 +12,9 @@ from arbiter.contract import Dataset, Example, Output
 from arbiter.datasets import load_dataset
 from arbiter.errors import InputError, InvalidSystemResponse, MissingField
 from arbiter.harness.runner import run_eval
-from arbiter.systems.factory import SYSTEM_KINDS, build_system
+from arbiter.systems.factory import build_system
 from arbiter.systems.precomputed import PrecomputedSystem
+from arbiter.systems.registry import SystemRegistry
 
 
 def _example(**fields: Any) -> Example:
@@ -112,7 +113,7 @@ def test_the_description_rebuilds_the_same_system() -> None:
     rebuilt = build_system(description)
     assert isinstance(rebuilt, PrecomputedSystem)
     assert rebuilt.describe() == description
-    assert "precomputed" in SYSTEM_KINDS
+    assert "precomputed" in SystemRegistry.default(plugins=False).names()
 
 
 def test_a_description_without_a_field_reads_output() -> None:

@@ -8,7 +8,6 @@ commands, never at import time.
 from __future__ import annotations
 
 import asyncio
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,13 +29,17 @@ if TYPE_CHECKING:
 __all__ = ["demo", "run", "runs"]
 
 
-class SystemKind(StrEnum):
-    """Kinds of system under test."""
+def _system_kind(value: str | None) -> str | None:
+    """``--system``: a registered kind (built-in or a plugin's); a usage error otherwise."""
+    if value is None:
+        return None
+    from arbiter.systems.registry import SystemRegistry
 
-    python = "python"
-    http = "http"
-    mcp = "mcp"
-    precomputed = "precomputed"
+    registry = SystemRegistry.default()
+    if value not in registry:
+        known = ", ".join(registry.names())
+        raise typer.BadParameter(f"{value!r} is not a system kind; known: {known}")
+    return value
 
 
 @app.command()
@@ -54,7 +57,12 @@ def run(
         typer.Option("--dataset", "--fixture", help="Labelled dataset: .json, .jsonl or .csv."),
     ] = None,
     system: Annotated[
-        SystemKind | None, typer.Option(help="Kind of system under test \\[default: python].")
+        str | None,
+        typer.Option(
+            help="Kind of system under test: python, http, mcp, precomputed or a plugin's "
+            "\\[default: python].",
+            callback=_system_kind,
+        ),
     ] = None,
     target: Annotated[
         str | None,
@@ -227,7 +235,7 @@ def run(
     else:
         plan = plan_from_options(
             dataset=dataset,
-            kind=(system or SystemKind.python).value,
+            kind=system or "python",
             target=target,
             k=k,
             concurrency=concurrency,

@@ -166,14 +166,18 @@ def plan_from_options(
     from arbiter.service.eval_file import EvalPlan
     from arbiter.service.runs import system_description
     from arbiter.service.scoring import scorer_specs
+    from arbiter.systems.registry import SystemRegistry
 
     config = settings()
     if dataset is None:
         raise InputError("--dataset is required (or an eval file, or --resume RUN_ID)")
     if binary and label_map not in (None, "binary"):
         raise InputError("--binary and --label-map are exclusive; give one")
-    if output_field is not None and kind != "precomputed":
-        raise InputError("--output-field is for --system precomputed")
+    systems = SystemRegistry.default()
+    if output_field is not None and "output_field" not in systems.kind(kind).reads:
+        raise InputError(
+            f"--output-field is for --system {', '.join(systems.reading('output_field'))}"
+        )
     mapping = parse_label_map("binary" if binary else label_map)
     headers = parse_pairs(header, ":", "--header")
     fixed: dict[str, Any] = {n: _json_value(v) for n, v in parse_pairs(arg, "=", "--arg").items()}
@@ -193,6 +197,7 @@ def plan_from_options(
         fixed_arguments=fixed,
         timeout=effective_timeout,
         output_field=output_field or "output",
+        systems=systems,
     )
     run_config = RunConfig(
         k=k or 1,

@@ -1,11 +1,13 @@
-"""The pooled JSON client of providers, embedders and vector stores.
+"""The one outbound JSON-over-HTTP client: systems under test, agents, providers, embedders, stores.
 
-One :class:`HttpClient` per provider (or embedder, or store) keeps one ``httpx``
-connection pool for its whole life, instead of a client per call; ``aclose`` (or
-``async with``) closes it. Each call is bounded in time and in the size of the answer,
-retried under the client's :class:`~arbiter.http.retry.RetryPolicy`, limited to
-``concurrency`` calls in flight, and fails only with Arbiter's own errors, secrets
-redacted. Tests inject an ``httpx`` transport; nothing else changes.
+One :class:`HttpClient` per system, provider, embedder or store keeps one connection
+pool for its whole life, instead of a client per call; ``aclose`` (or ``async with``)
+closes it. Each call is bounded in time and in the size of the answer, retried under the
+client's :class:`~arbiter.http.retry.RetryPolicy`, limited to ``concurrency`` calls in
+flight, and fails only with Arbiter's own errors (the table of
+:mod:`arbiter.http.errors`), secrets redacted. Every answer is read by one reader
+(:mod:`arbiter.http.bodies`): bounded body, one JSON parser, one error-body reading.
+Tests inject an ``httpx`` transport; nothing else changes.
 """
 
 from __future__ import annotations
@@ -18,21 +20,29 @@ from typing import Any
 
 import httpx
 
-from arbiter.errors import ArbiterError, ProviderTimeout, SystemTimeout
+from arbiter.errors import ArbiterError, InputError, ProviderTimeout, SystemTimeout
+from arbiter.http.bodies import decode_text, parse_answer, read_capped
 from arbiter.http.errors import (
     Side,
-    body_too_large,
+    error_document,
     map_exceptions,
-    not_json,
     service_message,
     status_error,
 )
 from arbiter.http.redact import redact_url
 from arbiter.http.retry import RetryBudget, RetryPolicy
 from arbiter.http.retry_after import parse_retry_after
+from arbiter.http.wire import HttpxWire, Wire, WireFactory
 from arbiter.params import check_number
 
-__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "HttpClient", "JsonAnswer", "Refine", "private_client"]
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "NO_BODY",
+    "HttpClient",
+    "JsonAnswer",
+    "Refine",
+    "private_client",
+]
 
 Refine = Callable[[ArbiterError, int, Any], ArbiterError]
 """``(error, status, decoded body) -> error to raise``: a vendor's reading of an error."""
@@ -40,13 +50,16 @@ Refine = Callable[[ArbiterError, int, Any], ArbiterError]
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """Largest answer read by default (``ARBITER_MAX_RESPONSE_BYTES``): 16 MiB."""
 
+NO_BODY: Any = object()
+"""The ``json`` of a request that has no body."""
+
 
 class JsonAnswer:
     """A decoded JSON answer with its status and headers (for vendor-specific checks)."""
 
     __slots__ = ("document", "headers", "status")
 
-    def __init__(self, status: int, headers: httpx.Headers, document: Any) -> None:
+    def __init__(self, status: int, headers: Mapping[str, str], document: Any) -> None:
         self.status, self.headers, self.document = status, headers, document
 
 
@@ -54,14 +67,18 @@ class HttpClient:
     """A long-lived, pooled JSON-over-HTTP client, bound to the event loop that uses it.
 
     Args:
-        side: Whose errors its failures are (``provider`` for LLMs, embedders, stores).
+        side: Whose errors its failures are: ``provider`` (LLMs, embedders, stores) or
+            ``system`` (a system under test, an agent).
         transport: An httpx transport instead of the network (tests).
         retry: Retries of retryable failures (429, 5xx, connection errors, timeouts);
-            None: no retry.
+            None: no retry (a run's harness retries systems under test itself).
         budget: Cap on retries shared by this client's calls; None: no cap.
         concurrency: Calls in flight at once; None: no limit of its own.
         max_response_bytes: Larger answers fail as invalid responses.
         seed: Seed of the retry jitter.
+        headers: Sent with every request (a call's own headers win).
+        wire: Makes what carries the requests, given ``headers``; None: httpx over
+            ``transport``.
 
     Examples:
         >>> client = HttpClient(retry=RetryPolicy(retries=2), concurrency=4)
@@ -79,6 +96,8 @@ class HttpClient:
         concurrency: int | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         seed: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        wire: WireFactory | None = None,
     ) -> None:
         check_number(
             concurrency, "concurrency", "HttpClient", minimum=1, integer=True, optional=True
@@ -91,9 +110,10 @@ class HttpClient:
         self.budget = budget
         self.concurrency = concurrency
         self.max_response_bytes = max_response_bytes
-        self._transport = transport
+        self.headers = dict(headers or {})
+        self._make_wire: WireFactory = wire or (lambda given: HttpxWire(given, transport))
         self._rng = random.Random(seed)
-        self._client: httpx.AsyncClient | None = None
+        self._wire: Wire | None = None
         self._limit: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.calls = 0
@@ -107,23 +127,19 @@ class HttpClient:
 
     async def aclose(self) -> None:
         """Close the connection pool; the next call opens a new one."""
-        client, self._client, self._loop, self._limit = self._client, None, None, None
-        if client is not None:
-            await client.aclose()
+        wire, self._wire, self._loop, self._limit = self._wire, None, None, None
+        if wire is not None:
+            await wire.aclose()
 
-    def _pool(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore | None]:
+    def _pool(self) -> tuple[Wire, asyncio.Semaphore | None]:
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
+        if self._wire is None or self._loop is not loop:
             # A pool belongs to the loop that opened it: a new loop (a second asyncio.run
             # of a sync wrapper) gets its own. The old one died with its loop.
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=None,  # every call brings its own limit
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            )
+            self._wire = self._make_wire(self.headers)
             self._limit = asyncio.Semaphore(self.concurrency) if self.concurrency else None
             self._loop = loop
-        return self._client, self._limit
+        return self._wire, self._limit
 
     async def post_json(
         self,
@@ -138,12 +154,43 @@ class HttpClient:
     ) -> JsonAnswer:
         """POST ``body`` as JSON and return the decoded 2xx answer, retrying if allowed.
 
+        As :meth:`request`, with the endpoint's origin appended to ``where``
+        (``"openai gpt-4o at https://api..."``).
+        """
+        return await self.request(
+            "POST",
+            url,
+            json=body,
+            where=f"{where} at {_origin(url)}",
+            headers=headers,
+            timeout=timeout,
+            secrets=secrets,
+            refine=refine,
+        )
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        where: str,
+        json: Any = NO_BODY,
+        params: list[tuple[str, str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,  # noqa: ASYNC109 - a per-call limit, passed through
+        secrets: tuple[str | None, ...] = (),
+        refine: Refine | None = None,
+    ) -> JsonAnswer:
+        """Send one request and return the decoded 2xx JSON answer, retrying if allowed.
+
         Args:
+            method: The HTTP method.
             url: The endpoint.
-            body: The JSON body (NaN and infinities are refused before sending).
-            where: Who is called, for messages: ``"openai gpt-4o"``; the endpoint's
-                origin is appended.
-            headers: Request headers (authentication included).
+            where: Who is called, for messages: ``"POST http://host/ingest"``.
+            json: The JSON body (NaN and infinities are refused before sending);
+                ``NO_BODY`` (the default): the request has none.
+            params: Query parameters, in order.
+            headers: Request headers (authentication included), over the client's own.
             timeout: Seconds the whole call may take, from connecting to the last byte,
                 retries and their waits included: a retry that cannot finish in time is
                 not made.
@@ -153,89 +200,88 @@ class HttpClient:
                 read (Gemini's refused key in a 400, its ``RetryInfo`` delay).
 
         Raises:
+            InputError: ``json`` holds something JSON cannot carry (NaN, an object).
             ProviderError: Its subclasses (or, with ``side="system"``, the
                 ``SystemUnderTestError`` ones) for every failure.
         """
-        named = f"{where} at {_origin(url)}"
+        content = None
+        send_headers = headers
+        if json is not NO_BODY:
+            content = _encode(json, where)
+            send_headers = {"Content-Type": "application/json", **(headers or {})}
+        if self.retry is None:
+            return await self._once(
+                method, url, content, params, send_headers, where, timeout, secrets, refine
+            )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
 
         async def attempt() -> JsonAnswer:
             left = max(deadline - loop.time(), 0.001)
             try:
-                return await self._post_once(url, body, named, headers, left, secrets, refine)
+                return await self._once(
+                    method, url, content, params, send_headers, where, left, secrets, refine
+                )
             except (ProviderTimeout, SystemTimeout):
                 # Name the whole call's limit, not what was left of it for this attempt.
-                raise _timeout_error(self.side, named, timeout) from None
+                raise _timeout_error(self.side, where, timeout) from None
 
-        if self.retry is None:
-            return await attempt()
         return await self.retry.call(
             attempt, rng=self._rng, budget=self.budget, deadline=deadline, clock=loop.time
         )
 
-    async def _post_once(
+    async def _once(
         self,
+        method: str,
         url: str,
-        body: Mapping[str, Any] | list[Any],
-        where: str,
+        content: bytes | None,
+        params: list[tuple[str, str]] | None,
         headers: Mapping[str, str] | None,
+        where: str,
         timeout: float,  # noqa: ASYNC109
         secrets: tuple[str | None, ...],
         refine: Refine | None,
     ) -> JsonAnswer:
-        client, limit = self._pool()
-        content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        send_headers = {"Content-Type": "application/json", **dict(headers or {})}
+        wire, limit = self._pool()
         self.calls += 1
-        with map_exceptions(self.side, where, timeout=timeout, secrets=secrets):
+        side = self.side
+        with map_exceptions(side, where, timeout=timeout, secrets=secrets):
             if limit is not None:
                 await limit.acquire()
             try:
-                async with asyncio.timeout(timeout):
-                    request = client.build_request(
-                        "POST", url, content=content, headers=send_headers
+                async with (
+                    asyncio.timeout(timeout),
+                    wire.exchange(
+                        method, url, content=content, params=params, headers=headers
+                    ) as answer,
+                ):
+                    raw = await read_capped(
+                        answer.chunks,
+                        answer.length,
+                        self.max_response_bytes,
+                        side=side,
+                        where=where,
                     )
-                    response = await client.send(request, stream=True)
-                    try:
-                        raw = await self._read(response, where)
-                    finally:
-                        await response.aclose()
             finally:
                 if limit is not None:
                     limit.release()
-        text = raw.decode(response.encoding or "utf-8", errors="replace")
-        try:
-            document = json.loads(text) if text.strip() else None
-        except ValueError:
-            document = None
-        status = response.status_code
+        text = decode_text(raw, answer.charset)
+        status = answer.status
         if status >= 400:
             error = status_error(
-                self.side,
+                side,
                 where,
                 status,
-                service_message(text, response.reason_phrase),
-                retry_after=parse_retry_after(response.headers.get("retry-after")),
+                service_message(text, answer.reason),
+                retry_after=parse_retry_after(answer.headers.get("retry-after")),
                 secrets=secrets,
             )
-            raise refine(error, status, document) if refine is not None else error
-        if document is None:
-            raise not_json(self.side, where, status, text)
-        return JsonAnswer(status, response.headers, document)
-
-    async def _read(self, response: httpx.Response, where: str) -> bytes:
-        declared = response.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_response_bytes:
-            raise body_too_large(self.side, where, self.max_response_bytes)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_response_bytes:
-                raise body_too_large(self.side, where, self.max_response_bytes)
-            chunks.append(chunk)
-        return b"".join(chunks)
+            if refine is not None:
+                error = refine(error, status, error_document(text))
+            raise error
+        return JsonAnswer(
+            status, answer.headers, parse_answer(text, side=side, where=where, status=status)
+        )
 
 
 def private_client(
@@ -247,6 +293,13 @@ def private_client(
     built by hand in a test answers each failure at once.
     """
     return http if http is not None else HttpClient(side="provider", transport=transport)
+
+
+def _encode(body: Any, where: str) -> bytes:
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # NaN, infinities, a value JSON cannot hold
+        raise InputError(f"{where}: the request body is not JSON: {exc}") from None
 
 
 def _timeout_error(side: Side, where: str, timeout: float) -> ArbiterError:

@@ -1,7 +1,7 @@
 """One table from HTTP-client failures and error statuses to Arbiter's exception tree.
 
-Every outbound call (aiohttp for the ``http`` system under test, httpx for providers,
-embedders and vector stores) goes through :func:`map_exceptions` and
+Every outbound call (:class:`~arbiter.http.client.HttpClient` on httpx or aiohttp, and
+the httpx2 client of :mod:`arbiter.http.sdk`) goes through :func:`map_exceptions` and
 :func:`status_error`, so a refused connection, a timeout, a body cut off or a 429 reads
 the same way whoever made the call. The *side* says whose error it is: the system under
 test's (``SystemUnderTestError`` subclasses) or a provider's (``ProviderError``
@@ -13,13 +13,13 @@ libraries already imported, so mapping an error never imports a client library.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from typing import Any, Literal
 
+from arbiter.datasets.jsonio import JsonInputError, parse_json
 from arbiter.errors import (
     ArbiterError,
     InvalidResponse,
@@ -40,6 +40,7 @@ __all__ = [
     "Failure",
     "Side",
     "body_too_large",
+    "error_document",
     "map_exceptions",
     "not_json",
     "service_message",
@@ -75,6 +76,8 @@ _TABLE: tuple[tuple[str, str, Failure], ...] = (
     ("httpx", "TransportError", Failure.UNREACHABLE),
     ("httpx", "InvalidURL", Failure.UNREACHABLE),
     ("httpx", "HTTPError", Failure.UNREACHABLE),
+    ("httpx2", "DecodingError", Failure.UNDECODABLE),
+    ("httpx2", "RemoteProtocolError", Failure.BROKEN),
     ("httpx2", "TransportError", Failure.UNREACHABLE),
     ("aiohttp.http_exceptions", "ContentEncodingError", Failure.UNDECODABLE),
     ("aiohttp", "ClientPayloadError", Failure.BROKEN),
@@ -181,16 +184,24 @@ def service_message(body: bytes | str, fallback: str = "") -> str:
     of validation errors) and ``{"message": ...}``.
     """
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    try:
-        document = json.loads(text)
-    except ValueError:
-        document = None
+    document = error_document(text)
     if isinstance(document, dict):
         for key in ("error", "detail", "message"):
             found = _message_in(document.get(key))
             if found:
                 return snippet(found)
     return snippet(text) or fallback
+
+
+def error_document(text: str) -> Any:
+    """The JSON document of an error answer (by the one JSON reader), or None when the
+    body is not JSON at all."""
+    if not text.strip():
+        return None
+    try:
+        return parse_json(text, source="answer")
+    except JsonInputError:
+        return None
 
 
 def _message_in(value: Any) -> str | None:
@@ -230,9 +241,12 @@ def status_error(
     return InvalidResponse(line)
 
 
-def not_json(side: Side, where: str, status: int, body: str) -> ArbiterError:
-    """The error for a 2xx answer whose body is not the JSON expected."""
+def not_json(side: Side, where: str, status: int | None, body: str) -> ArbiterError:
+    """The error for a 2xx answer (``status``; None: a text an SDK handed over) whose
+    body is not the JSON expected."""
     cls: type[ArbiterError] = InvalidSystemResponse if side == "system" else InvalidResponse
+    if status is None:
+        return cls(f"{where} answered with text that is not JSON: {snippet(body)!r}")
     return cls(f"{where}: HTTP {status} with a body that is not JSON: {snippet(body)!r}")
 
 

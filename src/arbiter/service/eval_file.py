@@ -54,11 +54,10 @@ from arbiter.scoring.files import file_arguments
 from arbiter.scoring.labels import BINARY_LABEL_MAP
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.runs import GateFloors, system_description
+from arbiter.systems.registry import DEFAULT_KIND, SystemRegistry
 from arbiter.validation import describe_validation_error
 
 __all__ = ["EvalFile", "EvalPlan", "load_eval_file"]
-
-SystemKind = Literal["python", "http", "mcp", "precomputed"]
 
 
 class _Strict(BaseModel):
@@ -79,8 +78,8 @@ class DatasetSection(_Strict):
 class SystemSection(_Strict):
     """``[system]``: what is evaluated."""
 
-    kind: SystemKind = "python"
-    """python, http, mcp or precomputed."""
+    kind: str = DEFAULT_KIND
+    """A registered system kind: python, http, mcp, precomputed or a plugin's."""
     target: str | None = None
     """python: ``package.module:function`` or ``path/to/file.py:function`` (relative to
     the eval file); http/mcp: the URL."""
@@ -199,6 +198,7 @@ def load_eval_file(
     concurrency: int,
     retries: int,
     environ: dict[str, str] | None = None,
+    systems: SystemRegistry | None = None,
 ) -> EvalPlan:
     """Read, validate and resolve an eval file; nothing is called or written.
 
@@ -209,6 +209,8 @@ def load_eval_file(
         concurrency: Calls in flight when the file sets none.
         retries: Retries when the file sets none.
         environ: Where ``env:`` header values are read (default: the process's).
+        systems: Where system kinds are looked up; None: the built-ins and installed
+            plugins.
 
     Raises:
         InputError: ``file:line: key: why`` for the first problem found.
@@ -223,7 +225,7 @@ def load_eval_file(
     base = document.path.parent
     environ = dict(os.environ if environ is None else environ)
     dataset_path = _relative(base, spec.dataset.path)
-    system = _system(spec.system, base, document, timeout)
+    system = _system(spec.system, base, document, timeout, systems or SystemRegistry.default())
     headers = _headers(spec.system.headers, document, environ)
     label_map = BINARY_LABEL_MAP if spec.run.label_map == "binary" else spec.run.label_map
     gate = spec.gate
@@ -263,8 +265,16 @@ def _relative(base: Path, value: str) -> Path:
 
 
 def _system(
-    section: SystemSection, base: Path, document: TomlDocument, timeout: float
+    section: SystemSection,
+    base: Path,
+    document: TomlDocument,
+    timeout: float,
+    systems: SystemRegistry,
 ) -> dict[str, Any]:
+    try:
+        systems.kind(section.kind)
+    except InputError as exc:
+        raise InputError(f"{document.where(('system', 'kind'))}: system.kind: {exc}") from None
     target = section.target
     if section.kind == "python" and target and ".py:" in target:
         module, _, function = target.rpartition(":")
@@ -282,6 +292,7 @@ def _system(
             tool=section.tool,
             fixed_arguments=section.arguments,
             timeout=section.timeout or timeout,
+            systems=systems,
         )
     except InputError as exc:
         message = str(exc).replace("--target", "target").replace("--tool", "tool")

@@ -43,8 +43,9 @@ from arbiter.scoring.base import Scorer, ScoringContext
 from arbiter.service.attestation import CONFIGURED, Signer, attest_gate, attest_run, resolve_signer
 from arbiter.service.scoring import scorer_registry
 from arbiter.store import Store
-from arbiter.systems.base import ResponseMapping, SystemUnderTest
+from arbiter.systems.base import SystemUnderTest
 from arbiter.systems.factory import build_system
+from arbiter.systems.registry import SystemOptions, SystemRegistry
 from arbiter.telemetry import Telemetry
 
 __all__ = [
@@ -105,13 +106,15 @@ def system_description(
     fixed_arguments: Mapping[str, Any] | None = None,
     timeout: float = 30.0,
     output_field: str = "output",
+    systems: SystemRegistry | None = None,
 ) -> dict[str, Any]:
     """The stored, rebuildable description of a system under test, from run options.
 
     Args:
-        kind: ``python``, ``http``, ``mcp`` or ``precomputed``.
-        target: The callable (``package.module:function`` or ``path/to/file.py:function``)
-            or the URL.
+        kind: A registered system kind (``python``, ``http``, ``mcp``, ``precomputed``
+            or a plugin's; see :mod:`arbiter.systems.registry`).
+        target: What the kind calls: a callable (``package.module:function`` or
+            ``path/to/file.py:function``), a URL, ...
         method: http: request method.
         body_template: http: parsed JSON template with ``{{input.field}}`` placeholders.
         label_path: http/mcp: dotted path of the label in the answer.
@@ -122,53 +125,27 @@ def system_description(
         fixed_arguments: mcp: arguments merged into every call.
         timeout: Seconds per call.
         output_field: precomputed: where each row's output sits (top level or in input).
+        systems: Where kinds are looked up; None: the built-ins and installed plugins.
 
     Raises:
-        InputError: The target or tool is missing, or a precomputed system is given one.
+        InputError: The kind is unknown, or the kind refuses the options (a target or
+            tool missing, a precomputed system given one).
     """
-    if kind == "precomputed":
-        if target:
-            raise InputError(
-                "--system precomputed calls nothing: drop --target (the outputs come from "
-                f"the dataset's {output_field!r} field)"
-            )
-        return {"kind": "precomputed", "field": output_field}
-    if not target:
-        what = "'package.module:function'" if kind == "python" else "the service URL"
-        raise InputError(f"--target is required for --system {kind}: give {what}")
-    if kind == "python":
-        return {"kind": "python", "target": target}
-    defaults = (
-        ResponseMapping()
-        if kind == "http"
-        else ResponseMapping(label="risk_level", confidence="confidence")
+    registry = systems if systems is not None else SystemRegistry.default()
+    options = SystemOptions(
+        target=target,
+        method=method,
+        body_template=body_template,
+        label_path=label_path,
+        confidence_path=confidence_path,
+        id_path=id_path,
+        header_names=tuple(header_names or ()),
+        tool=tool,
+        fixed_arguments=dict(fixed_arguments or {}),
+        timeout=timeout,
+        output_field=output_field,
     )
-    mapping = ResponseMapping(
-        label=label_path or defaults.label,
-        confidence=confidence_path or defaults.confidence,
-        id=id_path or defaults.id,
-    ).model_dump(mode="json")
-    if kind == "http":
-        return {
-            "kind": "http",
-            "url": target,
-            "method": method.upper(),
-            "body_template": body_template,
-            "mapping": mapping,
-            "headers": sorted(header_names or []),
-            "timeout": timeout,
-        }
-    if not tool:
-        raise InputError("--tool is required for --system mcp: the name of the tool to call")
-    return {
-        "kind": "mcp",
-        "url": target,
-        "tool": tool,
-        "fixed_arguments": dict(fixed_arguments or {}),
-        "mapping": mapping,
-        "headers": sorted(header_names or []),
-        "timeout": timeout,
-    }
+    return registry.describe(kind, options)
 
 
 def check_inputs(system: SystemUnderTest, examples: list[Example], source: str) -> None:

@@ -1,12 +1,11 @@
 """The ``http`` system under test: one JSON-over-HTTP call per example.
 
 The input (or a body template rendered from it) is sent as JSON; the JSON answer is
-mapped into a ``Prediction`` by a ``ResponseMapping``. The client is aiohttp: about a
-third of httpx's CPU cost per request, which bounds throughput at high concurrency.
-Failures go through the one outbound HTTP layer (:mod:`arbiter.http`): its table turns
-every aiohttp error and error status into a ``SystemUnderTestError`` subclass, answers
-are read within ``ARBITER_MAX_RESPONSE_BYTES``, and secrets in the URL (a password,
-``?api_key=``) never reach a message, a report or the store.
+mapped into a ``Prediction`` by a ``ResponseMapping``. Calls go through the one outbound
+HTTP client (:class:`arbiter.http.client.HttpClient`, on its aiohttp wire): its table
+turns every failure and error status into a ``SystemUnderTestError`` subclass, answers
+are read within ``ARBITER_MAX_RESPONSE_BYTES`` by its one JSON reader, and secrets in
+the URL (a password, ``?api_key=``) never reach a message, a report or the store.
 Synapse-L4's ``/ingest`` is
 ``HttpSystem(url, mapping=ResponseMapping(label="status", confidence="anomaly_score"))``.
 """
@@ -15,25 +14,21 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
-from multidict import CIMultiDict
-from yarl import URL
+import httpx
 
 from arbiter.contract import Prediction
 from arbiter.errors import InputError, InvalidSystemResponse, MissingField
-from arbiter.http.bodies import read_aiohttp_body
-from arbiter.http.client import DEFAULT_MAX_RESPONSE_BYTES
-from arbiter.http.errors import map_exceptions, not_json, service_message, status_error
+from arbiter.http.client import DEFAULT_MAX_RESPONSE_BYTES, NO_BODY, HttpClient
 from arbiter.http.redact import redact_url
-from arbiter.http.retry_after import parse_retry_after
+from arbiter.http.wire_aiohttp import AiohttpWire
 from arbiter.params import check_number
 from arbiter.systems.base import ResponseMapping, check_headers, lookup_path
+from arbiter.systems.registry import SystemKind, SystemOptions, require
 
-__all__ = ["HttpSystem", "render_template"]
+__all__ = ["KIND", "HttpSystem", "render_template"]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(input(?:\.[^{}\s]*)?)\s*\}\}")
 _QUERY_METHODS = frozenset({"GET", "DELETE"})
@@ -92,12 +87,11 @@ def _as_text(value: Any) -> str:
 class HttpSystem:
     """A JSON HTTP service as a system under test.
 
-    Enter it with ``async with`` to share one session (a keep-alive connection pool
+    Enter it with ``async with`` to share one client (a keep-alive connection pool
     with no cap of its own: the runner's concurrency is the bound) across calls;
-    called outside such a block, each call opens and closes its own session, so
-    nothing leaks and no session outlives the event loop it was made on. The proxy
-    named by ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` when the system is made
-    is used; redirects are not followed.
+    called outside such a block, each call opens and closes its own, so nothing leaks
+    and no pool outlives the event loop it was made on. The proxy named by
+    ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` is used; redirects are not followed.
 
     Args:
         url: Address of the endpoint (http or https); a ``user:password@`` part is
@@ -128,8 +122,8 @@ class HttpSystem:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         try:
-            target = URL(url)
-        except (TypeError, ValueError) as exc:
+            target = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
             raise InputError(f"invalid system URL {redact_url(str(url))!r}: {exc}") from None
         if target.scheme not in {"http", "https"} or not target.host:
             raise InputError(f"the system URL must be http(s)://host/...; got {redact_url(url)!r}")
@@ -137,36 +131,34 @@ class HttpSystem:
         check_number(
             max_response_bytes, "max_response_bytes", "HttpSystem", minimum=1, integer=True
         )
-        check_headers(
-            dict(headers or {}), url_has_credentials=target.user is not None, owner="http system"
-        )
+        given = dict(headers or {})
+        check_headers(given, url_has_credentials=bool(target.username), owner="http system")
         self.url = url
         self.method = method.upper()
         self.body_template = body_template
         self.mapping = mapping if mapping is not None else ResponseMapping()
-        self.headers: CIMultiDict[str] = CIMultiDict({"Accept": "application/json"})
-        self.headers.update(dict(headers or {}))
+        has_accept = any(name.lower() == "accept" for name in given)
+        self.headers = given if has_accept else {"Accept": "application/json", **given}
         self.timeout = float(timeout)
-        self._header_names = sorted(dict(headers or {}))
-        self._target = target
-        self._proxy = _proxy_from_environment(target)
-        self._session: aiohttp.ClientSession | None = None
-        self._shown_url = redact_url(url)
         self.max_response_bytes = max_response_bytes
-        self.call_timeout = self.timeout  # aiohttp's total timeout bounds every call
+        self._header_names = sorted(given)
+        self._client: HttpClient | None = None
+        self._shown_url = redact_url(url)
+        self._where = f"{self.method} {self._shown_url}"
+        self.call_timeout = self.timeout  # the client's limit bounds every call
         self.always_suspends = True
 
     async def __aenter__(self) -> HttpSystem:
-        """Open the shared session used by every call until exit."""
-        if self._session is None:
-            self._session = self._new_session()
+        """Open the shared client used by every call until exit."""
+        if self._client is None:
+            self._client = self._new_client()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        """Close the shared session and its connections."""
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        """Close the shared client and its connections."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
 
     async def __call__(self, input: dict[str, Any]) -> Prediction:
         """Send one example input and map the JSON answer into a ``Prediction``.
@@ -180,35 +172,25 @@ class HttpSystem:
             InvalidSystemResponse: The answer is not JSON of the expected shape.
             MissingField: A mapped field is absent from the answer.
         """
-        options = self._request_options(input)
-        where = f"{self.method} {self._shown_url}"
-        shared = self._session
-        session = shared if shared is not None else self._new_session()
+        body, params = self._request_parts(input)
+        shared = self._client
+        client = shared if shared is not None else self._new_client()
         try:
-            with map_exceptions("system", where, timeout=self.timeout):
-                async with session.request(self.method, self._target, **options) as response:
-                    body = await read_aiohttp_body(response, self.max_response_bytes, where=where)
-        finally:
-            if session is not shared:
-                await session.close()
-        status = response.status
-        if status >= 400:
-            text = _decode(body, response.charset)
-            raise status_error(
-                "system",
-                where,
-                status,
-                service_message(text, response.reason or ""),
-                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+            answer = await client.request(
+                self.method,
+                self.url,
+                where=self._where,
+                json=body,
+                params=params,
+                timeout=self.timeout,
             )
+        finally:
+            if client is not shared:
+                await client.aclose()
         try:
-            document = json.loads(body)
-        except ValueError:
-            raise not_json("system", where, status, _decode(body, response.charset)) from None
-        try:
-            return self.mapping.to_prediction(document)
+            return self.mapping.to_prediction(answer.document)
         except (MissingField, InvalidSystemResponse) as exc:
-            raise type(exc)(f"{where}: {exc}") from None
+            raise type(exc)(f"{self._where}: {exc}") from None
 
     def validate_input(self, input: dict[str, Any]) -> None:
         """Check that ``input`` can be sent at all (its body renders), without sending it.
@@ -217,7 +199,7 @@ class HttpSystem:
             InputError: The body template names a field the input lacks, or a GET/DELETE
                 input is not a JSON object.
         """
-        self._request_options(input)
+        self._request_parts(input)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able description for reports; header values and URL passwords left out.
@@ -234,24 +216,27 @@ class HttpSystem:
             "body_template": self.body_template,
         }
 
-    def _new_session(self) -> aiohttp.ClientSession:
-        return aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0),  # the runner bounds concurrency
+    def _new_client(self) -> HttpClient:
+        # No retry of its own (the runner retries) and no cap (the runner bounds calls);
+        # the aiohttp wire, for its throughput at high concurrency (see its module).
+        return HttpClient(
+            side="system",
             headers=self.headers,
-            timeout=aiohttp.ClientTimeout(total=self.timeout),
+            max_response_bytes=self.max_response_bytes,
+            wire=AiohttpWire,
         )
 
-    def _request_options(self, input: dict[str, Any]) -> dict[str, Any]:
+    def _request_parts(self, input: dict[str, Any]) -> tuple[Any, list[tuple[str, str]] | None]:
+        """The JSON body (``NO_BODY`` for GET and DELETE) and the query parameters."""
         body = input if self.body_template is None else render_template(self.body_template, input)
-        options: dict[str, Any] = {"allow_redirects": False, "proxy": self._proxy}
         if self.method not in _QUERY_METHODS:
-            return {**options, "json": body}
+            return body, None
         if not isinstance(body, dict):
             raise InputError(
                 f"{self.method} sends the input as query parameters, which needs a JSON "
                 f"object; got {type(body).__name__}"
             )
-        return {**options, "params": _query_pairs(body)}
+        return NO_BODY, _query_pairs(body)
 
 
 def _query_pairs(body: dict[Any, Any]) -> list[tuple[str, str]]:
@@ -277,16 +262,43 @@ def _query_text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _proxy_from_environment(target: URL) -> str | None:
-    # Read once per system rather than letting aiohttp (trust_env) reread the
-    # environment and ~/.netrc on every request.
-    if target.host is None or urllib.request.proxy_bypass(target.host):
-        return None
-    return urllib.request.getproxies().get(target.scheme)
+def _describe(options: SystemOptions) -> dict[str, Any]:
+    mapping = ResponseMapping(
+        label=options.label_path or "label",
+        confidence=options.confidence_path or "confidence",
+        id=options.id_path,
+    )
+    return {
+        "kind": "http",
+        "url": options.target,
+        "method": options.method.upper(),
+        "body_template": options.body_template,
+        "mapping": mapping.model_dump(mode="json"),
+        "headers": sorted(options.header_names),
+        "timeout": options.timeout,
+    }
 
 
-def _decode(body: bytes, charset: str | None) -> str:
-    try:
-        return body.decode(charset or "utf-8", errors="replace")
-    except LookupError:  # a charset Python does not know
-        return body.decode("utf-8", errors="replace")
+def _build(description: Mapping[str, Any], headers: Mapping[str, str]) -> HttpSystem:
+    require(description, "http", "url")
+    return HttpSystem(
+        str(description["url"]),
+        method=str(description.get("method", "POST")),
+        body_template=description.get("body_template"),
+        mapping=ResponseMapping.model_validate(description.get("mapping") or {}),
+        headers=headers,
+        timeout=float(description.get("timeout", 10.0)),
+    )
+
+
+KIND = SystemKind(
+    name="http",
+    summary="a JSON-over-HTTP endpoint",
+    target="the service URL",
+    describe=_describe,
+    build=_build,
+    reads=frozenset(
+        {"method", "body_template", "label_path", "confidence_path", "id_path", "header_names"}
+    ),
+)
+"""The ``http`` kind: ``--target`` is the endpoint's URL."""

@@ -2,8 +2,12 @@
 
 Each example input becomes the tool's arguments (merged with fixed arguments, which
 win); the tool's structured result, or else its first text block parsed as JSON, is
-mapped into a ``Prediction`` by a ``ResponseMapping``. Every error of the ``mcp`` SDK
-and its HTTP client is converted here into a ``SystemUnderTestError`` subclass.
+mapped into a ``Prediction`` by a ``ResponseMapping``. The SDK speaks HTTP through the
+client of the one outbound HTTP layer (:func:`arbiter.http.sdk.sdk_client`): what fails
+on the wire reads as every other call's failure (the table of :mod:`arbiter.http.errors`),
+answers are bounded by ``ARBITER_MAX_RESPONSE_BYTES`` and a text result is read by the
+one JSON reader. What the SDK itself raises (MCP errors, a tool's error) is converted
+here into a ``SystemUnderTestError`` subclass.
 
 Examples:
     Sentinel-L7's ``analyze-transaction``, pinned to one provider::
@@ -19,11 +23,9 @@ Examples:
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, suppress
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -38,45 +40,26 @@ from arbiter.errors import (
     InputError,
     InvalidSystemResponse,
     MissingField,
-    SystemHTTPError,
     SystemTimeout,
     SystemUnreachable,
     ToolError,
 )
-from arbiter.http.errors import service_message
+from arbiter.http.bodies import parse_answer
+from arbiter.http.client import DEFAULT_MAX_RESPONSE_BYTES
+from arbiter.http.errors import transport_error
 from arbiter.http.redact import redact_url
+from arbiter.http.sdk import WireNotes, sdk_client
 from arbiter.params import check_number, invalid
 from arbiter.systems.base import ResponseMapping, check_headers
+from arbiter.systems.registry import SystemKind, SystemOptions, require
 
-__all__ = ["McpToolSystem"]
+__all__ = ["KIND", "McpToolSystem"]
 
 _SNIPPET = 200
 _MAX_TOOL_PAGES = 100
-_FAILED_POST_STATUS = 503  # stands in for a POST that never got an answer
-_BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
-
-@dataclass
-class _WireTrouble:
-    """What went wrong on the HTTP wire beneath one call; the SDK does not say."""
-
-    failure: httpx2.TransportError | None = None
-    status: int | None = None
-    detail: str = ""
-    retry_after: float | None = None
-
-    def note_failure(self, exc: httpx2.TransportError) -> None:
-        self.failure = self.failure or exc
-
-    def note_status(self, response: httpx2.Response, body: bytes) -> None:
-        if self.status is None:
-            self.status, self.detail = response.status_code, service_message(body)
-            with suppress(ValueError):  # Retry-After as delta-seconds only
-                self.retry_after = max(0.0, float(response.headers.get("Retry-After", "")))
-
-
-# The SDK runs every POST in the sender's context, so each call sees its own record.
-_WIRE: ContextVar[_WireTrouble | None] = ContextVar("arbiter_mcp_wire", default=None)
+# The SDK runs every POST in the sender's context, so each call sees its own notes.
+_WIRE: ContextVar[WireNotes | None] = ContextVar("arbiter_mcp_wire", default=None)
 
 
 class McpToolSystem:
@@ -96,6 +79,7 @@ class McpToolSystem:
             defaults to ``risk_level`` and ``confidence``.
         headers: Extra HTTP headers (e.g. an Authorization header).
         timeout: Seconds allowed for connecting and for each MCP request.
+        max_response_bytes: Larger answers are invalid responses (never read whole).
 
     Raises:
         InputError: The URL, tool name or timeout is invalid.
@@ -110,6 +94,7 @@ class McpToolSystem:
         mapping: ResponseMapping | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         try:
             parsed = httpx2.URL(url)
@@ -122,6 +107,9 @@ class McpToolSystem:
         if not tool.strip():
             raise invalid("tool", "McpToolSystem", "a non-empty tool name", tool)
         check_number(timeout, "timeout", "McpToolSystem", minimum=0, open_min=True)
+        check_number(
+            max_response_bytes, "max_response_bytes", "McpToolSystem", minimum=1, integer=True
+        )
         check_headers(
             dict(headers or {}), url_has_credentials=bool(parsed.username), owner="mcp system"
         )
@@ -131,6 +119,7 @@ class McpToolSystem:
         self.mapping = mapping or ResponseMapping(label="risk_level", confidence="confidence")
         self.headers = dict(headers or {})
         self.timeout = float(timeout)
+        self.max_response_bytes = max_response_bytes
         self._shown_url = redact_url(url)
         self._where = f"MCP tool {tool!r} at {self._shown_url}"
         self._stack: AsyncExitStack | None = None
@@ -146,7 +135,7 @@ class McpToolSystem:
         if self._client is not None:
             return self
         stack = AsyncExitStack()
-        trouble = _WireTrouble()
+        trouble = WireNotes()
         token = _WIRE.set(trouble)
         try:
             client = await self._open(stack)
@@ -183,7 +172,7 @@ class McpToolSystem:
             MissingField: A mapped field is absent from the result.
         """
         arguments = {**input, **self.fixed_arguments}
-        trouble = _WireTrouble()
+        trouble = WireNotes()
         token = _WIRE.set(trouble)
         try:
             if self._client is not None:
@@ -217,10 +206,12 @@ class McpToolSystem:
     async def _open(self, stack: AsyncExitStack) -> Client:
         # A finite read timeout keeps closing (the session DELETE) from hanging; it
         # exceeds the per-request timeout so the SDK's own clock decides first.
-        http = httpx2.AsyncClient(
+        http = sdk_client(
             headers=self.headers,
-            timeout=httpx2.Timeout(self.timeout, read=self.timeout + 5.0),
-            transport=_GuardedTransport(httpx2.AsyncHTTPTransport()),
+            timeout=self.timeout,
+            read_timeout=self.timeout + 5.0,
+            max_response_bytes=self.max_response_bytes,
+            notes=_WIRE.get,
         )
         await stack.enter_async_context(http)
         transport = streamable_http_client(self.url, http_client=http)
@@ -236,18 +227,13 @@ class McpToolSystem:
             texts = _texts(result)
             if not texts:
                 raise InvalidSystemResponse(f"{self._where} answered with neither JSON nor text")
-            try:
-                document = json.loads(texts[0])
-            except ValueError:
-                raise InvalidSystemResponse(
-                    f"{self._where} answered with text that is not JSON: {texts[0][:_SNIPPET]!r}"
-                ) from None
+            document = parse_answer(texts[0], side="system", where=self._where, status=None)
         try:
             return self.mapping.to_prediction(document)
         except (MissingField, InvalidSystemResponse) as exc:
             raise type(exc)(f"{self._where}: {exc}") from None
 
-    def _convert(self, exc: Exception, trouble: _WireTrouble) -> ArbiterError:
+    def _convert(self, exc: Exception, trouble: WireNotes) -> ArbiterError:
         error = _innermost(exc)
         where = self._where
         if isinstance(error, ArbiterError):
@@ -255,82 +241,20 @@ class McpToolSystem:
         timed_out = isinstance(error, TimeoutError | httpx2.TimeoutException) or (
             isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT
         )
-        if timed_out or isinstance(trouble.failure, httpx2.TimeoutException):
-            return SystemTimeout(f"{where} gave no answer within {self.timeout:g}s")
-        failure = trouble.failure or error
-        if isinstance(failure, httpx2.TransportError | OSError):
-            return SystemUnreachable(f"{where} is unreachable: {_reason(failure)}")
-        if trouble.status is not None:
-            return SystemHTTPError(
-                trouble.status,
-                f"{where} answered HTTP {trouble.status}: {trouble.detail or _reason(error)}",
-                retry_after=trouble.retry_after,
-            )
+        if timed_out:
+            return SystemTimeout(f"{where}: no answer within {self.timeout:g}s")
+        on_the_wire = trouble.error("system", where, timeout=self.timeout) or transport_error(
+            "system", where, error, timeout=self.timeout
+        )
+        if on_the_wire is not None:
+            return on_the_wire
         if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
-            return SystemUnreachable(f"{where} closed the connection: {_reason(error)}")
+            return SystemUnreachable(f"{where}: the server closed the connection: {_reason(error)}")
         if isinstance(error, MCPError):
             return InvalidSystemResponse(
                 f"{where} answered MCP error {error.code}: {_reason(error)}"
             )
         return InvalidSystemResponse(f"{where} failed: {type(error).__name__}: {_reason(error)}")
-
-
-class _GuardedTransport(httpx2.AsyncBaseTransport):
-    """Turns a POST that fails on the wire into an error answer, noting the cause.
-
-    The SDK sends each POST from a task of the session's task group, where an HTTP
-    client error would tear the whole session down and cancel the task that opened
-    it. Answered with an error status instead, the SDK fails only the one request,
-    and the call that sent it learns the real cause from its ``_WireTrouble``.
-    """
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        # The SDK already survives failures of its GET stream and session DELETE.
-        if request.method != "POST":
-            return await self._inner.handle_async_request(request)
-        trouble = _WIRE.get()
-        try:
-            response = await self._inner.handle_async_request(request)
-            if response.status_code >= 400:
-                # Read the (small) error body here: the SDK drops it unless it is JSON-RPC.
-                body = await response.aread()
-        except httpx2.TransportError as exc:
-            if trouble is not None:
-                trouble.note_failure(exc)
-            return httpx2.Response(_FAILED_POST_STATUS, request=request)
-        if response.status_code < 400:
-            if isinstance(response.stream, httpx2.AsyncByteStream):
-                response.stream = _GuardedStream(response.stream, trouble)
-            return response
-        if trouble is not None:
-            trouble.note_status(response, body)
-        headers = [(k, v) for k, v in response.headers.multi_items() if k not in _BODY_HEADERS]
-        return httpx2.Response(response.status_code, headers=headers, content=body, request=request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _GuardedStream(httpx2.AsyncByteStream):
-    """A response body that ends early, instead of raising, when the wire fails."""
-
-    def __init__(self, inner: httpx2.AsyncByteStream, trouble: _WireTrouble | None) -> None:
-        self._inner = inner
-        self._trouble = trouble
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._inner:
-                yield chunk
-        except httpx2.TransportError as exc:
-            if self._trouble is not None:
-                self._trouble.note_failure(exc)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 async def _tool_names(client: Client) -> set[str]:
@@ -368,3 +292,47 @@ def _texts(result: CallToolResult) -> list[str]:
 def _reason(error: BaseException) -> str:
     text = str(error) or type(error).__name__
     return " ".join(text.split())[:_SNIPPET]
+
+
+def _describe(options: SystemOptions) -> dict[str, Any]:
+    if not options.tool:
+        raise InputError("--tool is required for --system mcp: the name of the tool to call")
+    mapping = ResponseMapping(
+        label=options.label_path or "risk_level",
+        confidence=options.confidence_path or "confidence",
+        id=options.id_path,
+    )
+    return {
+        "kind": "mcp",
+        "url": options.target,
+        "tool": options.tool,
+        "fixed_arguments": dict(options.fixed_arguments),
+        "mapping": mapping.model_dump(mode="json"),
+        "headers": sorted(options.header_names),
+        "timeout": options.timeout,
+    }
+
+
+def _build(description: Mapping[str, Any], headers: Mapping[str, str]) -> McpToolSystem:
+    require(description, "mcp", "url", "tool")
+    return McpToolSystem(
+        str(description["url"]),
+        str(description["tool"]),
+        fixed_arguments=description.get("fixed_arguments") or {},
+        mapping=ResponseMapping.model_validate(description.get("mapping") or {}),
+        headers=headers,
+        timeout=float(description.get("timeout", 30.0)),
+    )
+
+
+KIND = SystemKind(
+    name="mcp",
+    summary="one tool of an MCP server (streamable HTTP)",
+    target="the service URL",
+    describe=_describe,
+    build=_build,
+    reads=frozenset(
+        {"tool", "fixed_arguments", "label_path", "confidence_path", "id_path", "header_names"}
+    ),
+)
+"""The ``mcp`` kind: ``--target`` is the server's MCP URL, ``--tool`` the tool to call."""

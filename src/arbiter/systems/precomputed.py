@@ -17,15 +17,17 @@ failed pair (:class:`~arbiter.errors.MissingField`), not a stopped run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from arbiter.contract import Example, Output, Prediction
 from arbiter.errors import InputError, InvalidSystemResponse, MissingField
+from arbiter.systems.registry import SystemKind, SystemOptions
 from arbiter.validation import describe_validation_error
 
-__all__ = ["DEFAULT_OUTPUT_FIELD", "PrecomputedSystem"]
+__all__ = ["DEFAULT_OUTPUT_FIELD", "KIND", "PrecomputedSystem"]
 
 DEFAULT_OUTPUT_FIELD = "output"
 """Where a precomputed output sits unless told otherwise."""
@@ -108,3 +110,26 @@ def _coerce(value: Any, where: str) -> Output:
         raise InvalidSystemResponse(f"{where}: the recorded output is unreadable: {why}") from None
     except ValueError as exc:
         raise InvalidSystemResponse(f"{where}: the recorded output is unreadable: {exc}") from None
+
+
+def _describe(options: SystemOptions) -> dict[str, Any]:
+    if options.target:
+        raise InputError(
+            "--system precomputed calls nothing: drop --target (the outputs come from "
+            f"the dataset's {options.output_field!r} field)"
+        )
+    return {"kind": "precomputed", "field": options.output_field}
+
+
+def _build(description: Mapping[str, Any], headers: Mapping[str, str]) -> PrecomputedSystem:
+    return PrecomputedSystem(description.get("field", DEFAULT_OUTPUT_FIELD))
+
+
+KIND = SystemKind(
+    name="precomputed",
+    summary="the answers the dataset already holds; nothing is called",
+    describe=_describe,
+    build=_build,
+    reads=frozenset({"output_field"}),
+)
+"""The ``precomputed`` kind: no target; ``--output-field`` names where the answers are."""

@@ -14,7 +14,7 @@ import importlib.util
 import inspect
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,10 @@ from pydantic import ValidationError
 
 from arbiter.contract import Prediction
 from arbiter.errors import InputError, InvalidSystemResponse, SystemCrashed, SystemUnderTestError
+from arbiter.systems.registry import SystemKind, SystemOptions, require
 from arbiter.validation import describe_validation_error
 
-__all__ = ["PythonSystem", "resolve_target"]
+__all__ = ["KIND", "PythonSystem", "resolve_target"]
 
 PredictFn = Callable[[dict[str, Any]], Any]
 
@@ -196,3 +197,22 @@ def _as_prediction(result: Any, target: str) -> Prediction:
     raise InvalidSystemResponse(
         f"{target} returned {type(result).__name__}; expected a Prediction, dict or label string"
     )
+
+
+def _describe(options: SystemOptions) -> dict[str, Any]:
+    return {"kind": "python", "target": options.target}
+
+
+def _build(description: Mapping[str, Any], headers: Mapping[str, str]) -> PythonSystem:
+    require(description, "python", "target")
+    return PythonSystem(str(description["target"]))
+
+
+KIND = SystemKind(
+    name="python",
+    summary="a Python callable",
+    target="'package.module:function'",
+    describe=_describe,
+    build=_build,
+)
+"""The ``python`` kind: ``--target package.module:function`` or ``path/to/file.py:function``."""

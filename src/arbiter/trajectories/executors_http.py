@@ -5,8 +5,9 @@ an example with every key: ``docs/examples/agent-rest.toml``). In a URL, substit
 values are percent-encoded (an id from an answer cannot add a path segment); a body is
 built as JSON and serialized once, so a query holding quotes stays a string.
 
-Every failure is a system-under-test error the harness retries or records, through the
-one error table of :mod:`arbiter.http.errors`: a refused connection is
+Requests go through the one outbound HTTP client (:class:`arbiter.http.client.HttpClient`),
+so every failure is a system-under-test error the harness retries or records, through
+the one error table of :mod:`arbiter.http.errors`: a refused connection is
 ``SystemUnreachable``, no answer in time or a task still running at the deadline
 ``SystemTimeout``, an error status ``SystemHTTPError``, an answer that is not JSON or not
 of the mapped shape ``InvalidSystemResponse``, a mapped id or status absent
@@ -26,22 +27,14 @@ import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import ValidationError
 
 from arbiter.contract import Example, Output, Trajectory
 from arbiter.errors import InputError, InvalidSystemResponse, MissingField, SystemTimeout
-from arbiter.http.errors import (
-    body_too_large,
-    map_exceptions,
-    not_json,
-    service_message,
-    status_error,
-)
+from arbiter.http.client import NO_BODY, HttpClient
 from arbiter.http.redact import redact_url
-from arbiter.http.retry_after import parse_retry_after
 from arbiter.systems.base import check_headers, lookup_path
 from arbiter.trajectories.agent_http_config import (
     AgentHttpConfig,
@@ -53,6 +46,9 @@ from arbiter.trajectories.agent_http_config import (
     render_text,
 )
 from arbiter.validation import describe_validation_error
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["HttpStepsExecutor"]
 
@@ -99,12 +95,15 @@ class HttpStepsExecutor:
         self.config = config
         self.source = str(Path(source).resolve()) if source is not None else None
         self.call_timeout = config.timeout + config.request_timeout
-        self._headers = headers
-        self._transport = transport
+        # No retry of its own: the harness runs a failed case again whole.
+        self._http = HttpClient(
+            side="system",
+            transport=transport,
+            headers=headers,
+            max_response_bytes=config.max_response_bytes,
+        )
         self._clock = clock
         self._sleep = sleep
-        self._client: httpx.AsyncClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **options: Any) -> HttpStepsExecutor:
@@ -138,9 +137,7 @@ class HttpStepsExecutor:
 
     async def aclose(self) -> None:
         """Close the connection pool; the next case opens a new one."""
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
-            await client.aclose()
+        await self._http.aclose()
 
     def describe(self) -> dict[str, Any]:
         """``{"kind": "agent-http", "target": FILE, "config": {...}}`` (no header value)."""
@@ -222,65 +219,17 @@ class HttpStepsExecutor:
                 )
             await self._sleep(min(poll.interval, left))
 
-    def _pool(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            # A pool belongs to the loop that opened it (a second asyncio.run gets its own).
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                headers=self._headers,
-                timeout=None,  # every request brings its own limit
-                follow_redirects=False,
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            )
-            self._loop = loop
-        return self._client
-
     async def _send(self, label: str, step: Step, values: Mapping[str, Any]) -> Any:
         url = render_text(step.url, values, in_url=True)
-        where = f"agent {label}: {step.method} {redact_url(url)}"
-        limit = self.config.request_timeout
-        body = None
-        if step.body is not None:
-            rendered = render_body(step.body, values)
-            body = json.dumps(rendered, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        headers = {"Content-Type": "application/json"} if body is not None else None
-        client = self._pool()
-        with map_exceptions("system", where, timeout=limit):
-            async with asyncio.timeout(limit):
-                request = client.build_request(step.method, url, content=body, headers=headers)
-                response = await client.send(request, stream=True)
-                try:
-                    raw = await self._read(response, where)
-                finally:
-                    await response.aclose()
-        text = raw.decode(response.encoding or "utf-8", errors="replace")
-        if response.status_code >= 400:
-            raise status_error(
-                "system",
-                where,
-                response.status_code,
-                service_message(text, response.reason_phrase),
-                retry_after=parse_retry_after(response.headers.get("retry-after")),
-            )
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):
-            raise not_json("system", where, response.status_code, text) from None
-
-    async def _read(self, response: httpx.Response, where: str) -> bytes:
-        cap = self.config.max_response_bytes
-        declared = response.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
-            raise body_too_large("system", where, cap)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > cap:
-                raise body_too_large("system", where, cap)
-            chunks.append(chunk)
-        return b"".join(chunks)
+        body = render_body(step.body, values) if step.body is not None else NO_BODY
+        answer = await self._http.request(
+            step.method,
+            url,
+            where=f"agent {label}: {step.method} {redact_url(url)}",
+            json=body,
+            timeout=self.config.request_timeout,
+        )
+        return answer.document
 
     def _trajectory(
         self, answer: Any, values: Mapping[str, Any], failed: bool, failure: str | None
