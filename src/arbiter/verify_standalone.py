@@ -44,6 +44,7 @@ __all__ = [
     "key_id",
     "load_public_key",
     "main",
+    "pack_order",
     "pair_digests",
     "render_envelope",
     "render_pack",
@@ -97,6 +98,12 @@ def render_pack(members: Sequence[tuple[str, bytes]]) -> bytes:
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def pack_order(names: Sequence[str]) -> list[str]:
+    """The order of an audit pack's members: every other member by name, then
+    ``signature.json`` last; a pack in any other order is not one as written."""
+    return [*sorted(n for n in names if n != PACK_SIGNATURE), PACK_SIGNATURE]
 
 
 def pair_digests(line: Mapping[str, Any]) -> tuple[str, str]:
@@ -301,6 +308,12 @@ def _verify_pack(data: bytes, trusted: Ed25519PublicKey | None) -> Verification:
     except (ValueError, RecursionError) as exc:
         return Verification(kind="audit_pack", problems=[f"{PACK_SIGNATURE}: not JSON ({exc})"])
     result = verify_envelope(envelope, trusted, what=PACK_SIGNATURE)
+    names = [name for name, _ in members]
+    if names != pack_order(names):
+        result.problems.append(
+            "the archive's members are not in the order written (each by name, "
+            f"{PACK_SIGNATURE} last): {_clip(names)}"
+        )
     if render_pack(members) != data:
         result.problems.append(
             "the archive was altered outside its members' contents (headers, times, order)"

@@ -312,3 +312,86 @@ def test_the_pack_of_a_gated_eval_run_holds_its_own_gate_decided_and_signed(
     assert own["floors"]["min_accuracy"] == 0.5
     assert own["decision"]["passed"] is True
     assert cli("verify", "pack.zip").code == 0
+
+
+def _reordered(pack: bytes, order: list[str]) -> bytes:
+    from arbiter.attest import render_pack
+
+    with zipfile.ZipFile(BytesIO(pack)) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    return render_pack([(name, members[name]) for name in order])
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["config.json", "attestation.json"],  # two members swapped
+        ["signature.json"],  # the signature first
+    ],
+    ids=["swapped", "signature-first"],
+)
+def test_a_pack_with_its_members_reordered_fails(
+    cli: Any, signing: Path, data_file: Path, tmp_path: Path, order: list[str]
+) -> None:
+    import subprocess
+    import sys
+
+    from arbiter import verify_standalone
+
+    run_id = run_json(cli, data_file, "mostly_right")
+    assert cli("audit-pack", run_id, "--out", "pack.zip").code == 0
+    pack = (tmp_path / "pack.zip").read_bytes()
+    with zipfile.ZipFile(BytesIO(pack)) as archive:
+        names = archive.namelist()
+    moved = [*order, *(n for n in names if n not in order)]
+    assert moved != names
+    (tmp_path / "moved.zip").write_bytes(_reordered(pack, moved))
+    done = cli("verify", "moved.zip")
+    assert done.code == 1
+    assert "not in the order written" in done.out
+    public = signing.parent / "signing-key.pub.pem"
+    standalone = subprocess.run(
+        [sys.executable, verify_standalone.__file__, "moved.zip", str(public)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert standalone.returncode == 1
+    assert "not in the order written" in standalone.stdout
+
+
+def test_a_file_signed_by_an_unknown_key_is_valid_but_not_trusted(
+    cli: Any, signing: Path, data_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = run_json(cli, data_file, "mostly_right")
+    assert cli("audit-pack", run_id, "--out", "pack.zip").code == 0
+    monkeypatch.delenv("ARBITER_SIGNING_KEY")  # the verifier has no key of its own
+    done = cli("verify", "pack.zip")
+    assert done.code == 4, done.out + done.err
+    assert "signature valid, signer not trusted: audit_pack" in done.out
+    assert "verified:" not in done.out
+    assert "--trust-embedded-key" in done.err
+    as_json = cli("verify", "pack.zip", "--json")
+    assert as_json.code == 4
+    assert json.loads(as_json.out)[0]["signer_trusted"] is False
+    accepted = cli("verify", "pack.zip", "--trust-embedded-key")
+    assert accepted.code == 0, accepted.out
+    assert f"verified: audit_pack {run_id}" in accepted.out
+    vouched = cli("verify", "pack.zip", "--public-key", str(signing.parent / "signing-key.pub.pem"))
+    assert vouched.code == 0
+    # A broken signature is a failure, whoever is trusted.
+    tampered = bytearray((tmp_path / "pack.zip").read_bytes())
+    tampered[len(tampered) // 2] ^= 0x01
+    (tmp_path / "bad.zip").write_bytes(bytes(tampered))
+    assert cli("verify", "bad.zip").code == 1
+
+
+def test_stored_records_without_a_trusted_key_exit_4(
+    cli: Any, signing: Path, data_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = run_json(cli, data_file, "mostly_right")
+    monkeypatch.delenv("ARBITER_SIGNING_KEY")
+    done = cli("verify", run_id)
+    assert done.code == 4
+    assert f"signature valid, signer not trusted: run_report {run_id}" in done.out
+    assert cli("verify", run_id, "--trust-embedded-key").code == 0

@@ -2,8 +2,12 @@
 
 A file is a signed artifact (an audit pack, a registration, an exported envelope); an
 id names stored records, whose signatures are checked and whose signed contents are
-re-derived from the store. Exit 0 when everything verifies, 1 when anything fails
-(each failure on its own line), 3 when the input cannot be read.
+re-derived from the store. Exit 0 when everything verifies against a trusted key, 1
+when anything fails (each failure on its own line), 3 when the input cannot be read, and
+4 when every signature holds but only against the key embedded in the artifact: with no
+``--public-key`` and no configured signing key nothing says who that key belongs to, so
+the answer is "signature valid, signer not trusted" unless ``--trust-embedded-key`` says
+to accept it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ if TYPE_CHECKING:
     from arbiter.config import Settings
     from arbiter.store import Store
 
-__all__ = ["trusted_key", "verify"]
+__all__ = ["UNTRUSTED_SIGNER", "trusted_key", "verify"]
+
+UNTRUSTED_SIGNER = 4
+"""The exit code of signatures that hold against a key nobody vouched for."""
 
 
 def trusted_key(public_key: Path | None, config: Settings) -> Ed25519PublicKey | None:
@@ -61,6 +68,14 @@ def verify(
             help="The signer's public key (PEM); default: the configured signing key's.",
         ),
     ] = None,
+    trust_embedded_key: Annotated[
+        bool,
+        typer.Option(
+            "--trust-embedded-key",
+            help="With no --public-key and no configured key, accept the key embedded in "
+            "the artifact (exit 0 instead of 4).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     export: Annotated[
         Path | None,
@@ -71,7 +86,8 @@ def verify(
         ),
     ] = None,
 ) -> None:
-    """Check signatures and digests offline: exit 0 verified, 1 failed, 3 bad input."""
+    """Check signatures and digests offline: exit 0 verified, 1 failed, 3 bad input, 4 valid
+    but signed by a key nobody vouched for."""
     from arbiter.cli.common import echo_json, note, open_store, settings
 
     config = settings()
@@ -89,16 +105,25 @@ def verify(
                 _export(store, checks, export)
         finally:
             store.close()
+    trusted_signer = trusted is not None or trust_embedded_key
     if as_json:
-        echo_json([_json(check) for check in checks])
+        echo_json([_json(check, trusted_signer) for check in checks])
     else:
         for check in checks:
-            _print(check)
+            _print(check, trusted_signer)
     failed = [check for check in checks if not check.ok]
     if failed:
         problems = sum(len(check.problems) for check in failed)
         note(f"arbiter: verification failed: {problems} problem(s) in {len(failed)} record(s)")
         raise typer.Exit(1)
+    if not trusted_signer:
+        signers = ", ".join(sorted({str(check.key_id) for check in checks}))
+        note(
+            f"arbiter: signature valid, signer not trusted: signed with key {signers}, which "
+            "nothing vouches for; give the signer's public key (--public-key), configure "
+            "ARBITER_SIGNING_KEY, or accept it with --trust-embedded-key"
+        )
+        raise typer.Exit(UNTRUSTED_SIGNER)
 
 
 def _export(store: Store, checks: list[Verification], folder: Path) -> None:
@@ -133,23 +158,30 @@ def _verify_file(path: Path, trusted: Ed25519PublicKey | None) -> Verification:
     return verify_artifact(data, trusted)
 
 
-def _print(check: Verification) -> None:
+def _print(check: Verification, trusted_signer: bool) -> None:
     from arbiter import escape
 
     name = f"{check.kind} {check.record_id}"
-    if check.ok:
+    if check.ok and trusted_signer:
         typer.echo(escape.terminal(f"verified: {name}, signed with key {check.key_id}"))
+    elif check.ok:
+        typer.echo(
+            escape.terminal(
+                f"signature valid, signer not trusted: {name}, signed with key {check.key_id}"
+            )
+        )
     for problem in check.problems:
         typer.echo(escape.terminal(f"FAILED: {name}: {problem}"))
     for line in check.notes:
         typer.echo(escape.terminal(f"  {line}"))
 
 
-def _json(check: Verification) -> dict[str, object]:
+def _json(check: Verification, trusted_signer: bool) -> dict[str, object]:
     return {
         "kind": check.kind,
         "record_id": check.record_id,
         "ok": check.ok,
+        "signer_trusted": trusted_signer,
         "key_id": check.key_id,
         "problems": check.problems,
         "notes": check.notes,

@@ -13,7 +13,9 @@ Members (JSON, sorted keys; ``results.jsonl`` one result per line):
 - ``signature.json``: the signature of the sha256 of every other member.
 
 The archive is written byte-for-byte as :func:`arbiter.attest.render_pack` writes it,
-so ``arbiter verify`` (and ``verify_standalone.py``) detect a change of any byte.
+its members in :func:`arbiter.verify_standalone.pack_order` (by name, the signature
+last), so ``arbiter verify`` (and ``verify_standalone.py``) detect a change of any byte
+and a reordering of its members.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from arbiter.service.attestation import (
 from arbiter.service.runs import GateFloors, gate_run, load_run
 from arbiter.store import Store
 from arbiter.store.signature_repository import get_signature, list_signatures
+from arbiter.verify_standalone import PACK_SIGNATURE, pack_order
 
 __all__ = ["PACKAGES", "build_audit_pack", "environment"]
 
@@ -147,4 +150,5 @@ def build_audit_pack(store: Store, run_id: str, key: SigningKey) -> bytes:
         claim={"report_digest": envelope["digest"]},
     )
     signature = render_envelope(key.sign(document))
-    return render_pack([*sorted(members.items()), ("signature.json", signature)])
+    members[PACK_SIGNATURE] = signature
+    return render_pack([(name, members[name]) for name in pack_order(list(members))])
