@@ -5,19 +5,27 @@ Providers, embedders and vector stores each have a registry (a subclass of
 never a process-wide table filled at import. Built-ins are added by the subclass's
 ``default()``; third parties publish a factory in the subclass's entry-point group and
 it is imported only when first used.
+
+A :class:`Catalog` holds descriptions instead of factories: one object per name (a
+system kind, a trajectory format) of the class it ``holds``, a built-in's found at its
+``module:attribute``, a plugin's at its entry point, each imported when first asked for
+and checked to be of that class.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
+from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, Self, TypeVar, cast
 
 from arbiter.errors import InputError
 
-__all__ = ["Registry"]
+__all__ = ["Catalog", "Registry"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+D = TypeVar("D")
 
 
 class Registry(Generic[F]):
@@ -84,3 +92,88 @@ class Registry(Generic[F]):
             return factory(*args, **kwargs)
 
         return cast(F, load)
+
+
+class _Pending(Generic[D]):
+    """An entry not imported yet: a built-in's ``module:attribute``, or an entry point."""
+
+    def __init__(
+        self, catalog: type[Catalog[D]], name: str, where: str, load: Callable[[], object]
+    ) -> None:
+        self.catalog, self.name, self.where, self._load = catalog, name, where, load
+
+    def __call__(self) -> D:
+        what, holds = self.catalog.what, self.catalog.holds
+        try:
+            found = self._load()
+            if not isinstance(found, holds) and callable(found):
+                found = found()  # a plugin may publish a factory of its entry
+        except InputError:
+            raise
+        except Exception as exc:  # a broken plugin is the user's input, not our crash
+            raise InputError(
+                f"{what} {self.name!r} ({self.where}) cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from None
+        if not isinstance(found, holds):
+            raise InputError(f"{what} {self.name!r} ({self.where}) is not a {holds.__name__}")
+        # Registered under its entry point's name, which runs store and users type.
+        if getattr(found, "name", self.name) != self.name and dataclasses.is_dataclass(found):
+            found = dataclasses.replace(found, name=self.name)  # type: ignore[type-var]
+        return cast(D, found)
+
+
+def _attribute(target: str) -> Callable[[], object]:
+    module, _, attribute = target.partition(":")
+    return lambda: getattr(import_module(module), attribute)
+
+
+class Catalog(Registry[Callable[[], D]]):
+    """Named entries of one class (``holds``), built-ins and plugins, each loaded once."""
+
+    holds: ClassVar[type]
+    """The class every entry is (a frozen dataclass with a ``name``)."""
+    builtins: ClassVar[Mapping[str, str]] = {}
+    """Built-in entries, by name: ``module:attribute``, imported on first use."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._loaded: dict[str, D] = {}
+
+    @classmethod
+    def default(cls, *, plugins: bool = True) -> Self:
+        """The built-ins, and (``plugins=True``) every entry of the entry-point group."""
+        catalog = cls()
+        for name, target in cls.builtins.items():
+            catalog.add(name, _Pending(cls, name, target, _attribute(target)))
+        if plugins:
+            catalog.load_plugins()
+        return catalog
+
+    def load_plugins(self) -> None:
+        """Add every entry of the entry-point group; a plugin never replaces an entry."""
+        for point in entry_points(group=self.group):
+            if point.name not in self:
+                self.add(point.name, _Pending(type(self), point.name, point.value, point.load))
+
+    def register(self, entry: D, *, replace: bool = False) -> None:
+        """Add an entry under its own ``name``.
+
+        Raises:
+            ValueError: The name is taken (pass ``replace=True`` to override).
+        """
+        name = str(getattr(entry, "name", ""))
+        self.add(name, lambda: entry, replace=replace)
+        self._loaded.pop(name, None)
+
+    def get(self, name: object) -> D:
+        """The entry registered as ``name``, imported if it was not yet.
+
+        Raises:
+            InputError: No entry has that name (the message lists the known ones), or a
+                plugin's entry cannot be loaded or is not of the class held.
+        """
+        if isinstance(name, str) and name in self._loaded:
+            return self._loaded[name]
+        found = self.factory(name)()
+        self._loaded[str(name)] = found
+        return found

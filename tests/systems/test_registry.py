@@ -40,6 +40,9 @@ PLUGIN_SOURCE = textwrap.dedent(
         build=lambda description, headers: Shouting(),
     )
     NOT_A_KIND = 42
+
+    def make_kind():
+        return KIND
     """
 )
 
@@ -131,6 +134,16 @@ async def test_a_plugin_kind_is_named_by_its_entry_point(site: Path) -> None:
     assert registry.kind("shout").name == "shout"
     system = build_system({"kind": "shout"}, registry=registry)
     assert (await system({"text": "hi"})) == {"label": "HI"}
+
+
+def test_a_plugin_may_publish_a_factory_of_its_kind(site: Path) -> None:
+    install_distribution(
+        site,
+        "made-systems",
+        group="arbiter.systems",
+        entry_points={"made": f"{PLUGIN_MODULE}:make_kind"},
+    )
+    assert SystemRegistry.default().kind("made").summary == "shouts the input's text"
 
 
 def test_a_plugin_never_replaces_a_built_in_kind(site: Path) -> None:

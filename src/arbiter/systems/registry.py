@@ -21,12 +21,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
 from arbiter.errors import InputError
-from arbiter.plugins import Registry
+from arbiter.plugins import Catalog
 from arbiter.systems.base import SystemUnderTest
 
 __all__ = [
@@ -133,56 +131,13 @@ def require(description: Mapping[str, Any], kind: str, *keys: str) -> None:
         raise InputError(f"a {kind} system needs {' and '.join(repr(k) for k in missing)}")
 
 
-class _Pending:
-    """A kind not imported yet: a built-in's module, or a plugin's entry point."""
-
-    def __init__(self, name: str, where: str, load: Callable[[], object]) -> None:
-        self.name, self.where, self._load = name, where, load
-
-    def __call__(self) -> SystemKind:
-        try:
-            found = self._load()
-        except Exception as exc:  # a broken plugin is the user's input, not our crash
-            raise InputError(
-                f"system kind {self.name!r} ({self.where}) cannot be loaded: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
-        if not isinstance(found, SystemKind):
-            raise InputError(f"system kind {self.name!r} ({self.where}) is not a SystemKind")
-        # Registered under its entry point's name, which its stored descriptions carry.
-        return found if found.name == self.name else dataclasses.replace(found, name=self.name)
-
-
-def _attribute(target: str) -> Callable[[], object]:
-    module, _, attribute = target.partition(":")
-    return lambda: getattr(import_module(module), attribute)
-
-
-class SystemRegistry(Registry[Callable[[], SystemKind]]):
+class SystemRegistry(Catalog[SystemKind]):
     """System kinds by name; an object made where it is needed and passed in."""
 
     what = "system kind"
     group = ENTRY_POINT_GROUP
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._loaded: dict[str, SystemKind] = {}
-
-    @classmethod
-    def default(cls, *, plugins: bool = True) -> SystemRegistry:
-        """The built-in kinds, and (``plugins=True``) every installed plugin's."""
-        registry = cls()
-        for name, target in BUILTIN_KINDS.items():
-            registry.add(name, _Pending(name, target, _attribute(target)))
-        if plugins:
-            registry.load_plugins()
-        return registry
-
-    def load_plugins(self) -> None:
-        """Add every kind of the entry-point group; a plugin never replaces a kind."""
-        for point in entry_points(group=self.group):
-            if point.name not in self:
-                self.add(point.name, _Pending(point.name, point.value, point.load))
+    holds = SystemKind
+    builtins = BUILTIN_KINDS
 
     def register_kind(self, kind: SystemKind, *, replace: bool = False) -> None:
         """Add a kind under its own name.
@@ -190,21 +145,16 @@ class SystemRegistry(Registry[Callable[[], SystemKind]]):
         Raises:
             ValueError: The name is taken (pass ``replace=True`` to override).
         """
-        self.add(kind.name, lambda: kind, replace=replace)
-        self._loaded.pop(kind.name, None)
+        self.register(kind, replace=replace)
 
     def kind(self, name: object) -> SystemKind:
         """The kind registered as ``name``, imported if it was not yet.
 
         Raises:
             InputError: No kind has that name (the message lists the known ones), or a
-                plugin's module cannot be imported.
+                plugin's kind cannot be loaded or is not a ``SystemKind``.
         """
-        if isinstance(name, str) and name in self._loaded:
-            return self._loaded[name]
-        kind = self.factory(name)()
-        self._loaded[kind.name] = kind
-        return kind
+        return self.get(name)
 
     def reading(self, option: str) -> list[str]:
         """The kinds that read ``option`` (a :class:`SystemOptions` field), by name."""
