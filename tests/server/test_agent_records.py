@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arbiter.contract import Score, ScorerSpec
-from arbiter.server.judge_rulings import find_ruling, recent_rulings
+from arbiter.server.judge_rulings import find_ruling, queue_page
 from arbiter.service.agent_records import record, roster_cards
 from arbiter.service.agent_roster import agent_detail, agent_roster, dimension_bars
 from arbiter.store import Store
@@ -91,7 +91,7 @@ def test_a_judges_score_on_a_stored_trajectory_is_in_the_queue(tmp_path: Path) -
         }
     )
     save_trajectories(store, [judged])
-    rulings = [r for r in recent_rulings(store, lambda _: None) if r.item_id == judged.id]
+    rulings = [r for r in queue_page(store, lambda _: None).rulings if r.item_id == judged.id]
     assert [(r.judge, r.frozen.verdict, r.frozen.score) for r in rulings] == [
         ("panel_judge", "fail", 0.2)
     ]

@@ -1,7 +1,9 @@
 """The annotation queue and the calibration pages.
 
-- ``GET /annotations``: recent judge rulings, each with Agree / Disagree buttons, and the
-  latest labels given;
+- ``GET /annotations``: judge rulings a page at a time (a cursor to the next page), each
+  with the judged example's input, reference and output and Agree / Disagree buttons
+  (keys: ``a`` agree, ``d`` disagree, ``j`` / ``k`` next and previous), and the latest
+  labels given;
 - ``POST /annotations``: one label, stored through
   :func:`arbiter.service.annotations.annotate` with the ruling *frozen* as it is stored
   now. The form carries the verdict the person saw; when the stored ruling no longer
@@ -29,9 +31,10 @@ from arbiter.errors import InputError
 from arbiter.judges.calibration import CalibrationReport
 from arbiter.server.auth import Principal
 from arbiter.server.deps import app_store, templates
-from arbiter.server.judge_rulings import find_ruling, recent_rulings
+from arbiter.server.judge_rulings import QueueCursor, find_ruling, judge_labels, queue_page
 from arbiter.server.pages_agents import ScorerFacts, Who, key_needed
 from arbiter.server.pages_common import page_url, render
+from arbiter.server.runs_view import pretty_json
 from arbiter.store import Store
 
 __all__ = ["ANNOTATOR_COOKIE", "router"]
@@ -43,8 +46,8 @@ TemplatesDep = Annotated[Jinja2Templates, Depends(templates)]
 
 ANNOTATOR_COOKIE = "arbiter_annotator"
 """The cookie that remembers who is annotating."""
-_SHOWN = 60
-"""Rulings one queue page shows."""
+_JUDGE_MENU_RUNS = 1_000
+"""Newest runs whose judges the queue's judge menu lists."""
 _RECENT = 20
 """Latest labels the queue lists."""
 
@@ -92,23 +95,31 @@ def annotations_page(
     judge: Annotated[str | None, Query(max_length=200)] = None,
     show: Annotated[Literal["todo", "all"], Query()] = "todo",
     saved: Annotated[str | None, Query(max_length=400)] = None,
+    cursor: Annotated[str | None, Query(max_length=2_000)] = None,
 ) -> Response:
-    """The queue: recent judge rulings to agree or disagree with."""
+    """The queue: judge rulings to agree or disagree with, a page at a time."""
     if who is None:
         return key_needed(request, tpl, "annotations")
+    from arbiter.store.browse_repository import run_headers
+
+    try:
+        at = QueueCursor.decode(cursor) if cursor else None
+    except InputError as exc:
+        back = page_url("/annotations", {"judge": judge, "show": show})
+        return _problem(request, tpl, 400, "Not a page of this queue", str(exc), back)
     facts = ScorerFacts()
     annotator = _annotator(request)
     labelled = _visible_labels(store, who)
-    rulings = recent_rulings(
-        store,
-        facts.dimension,
-        judge=judge,
-        unlabelled_by=annotator if show == "todo" and annotator else None,
-        annotations=labelled,
-        viewer=who.viewer,
-    )
+    done = {
+        (a.item_id, a.dimension)
+        for a in labelled
+        if show == "todo" and annotator and a.annotator == annotator
+    }
+    page = queue_page(store, facts.dimension, cursor=at, judge=judge, done=done, viewer=who.viewer)
+    headers = run_headers(store, viewer=who.viewer, after=None, limit=_JUDGE_MENU_RUNS)
     every_judge = sorted(
-        {r.judge for r in recent_rulings(store, facts.dimension, viewer=who.viewer)}
+        {j for _, config in headers for j in judge_labels(config)}
+        | {r.judge for r in page.rulings}
         | ({judge} if judge else set())
     )
     mine = {
@@ -116,14 +127,15 @@ def annotations_page(
         for a in labelled
         if annotator and a.annotator == annotator
     }
+    here = {"judge": judge, "show": show, "cursor": cursor}
     return render(
         request,
         tpl,
         "annotations.html",
         {
             "nav": "annotations",
-            "rulings": rulings[:_SHOWN],
-            "n_rulings": len(rulings),
+            "page": page,
+            "rulings": page.rulings,
             "judges": every_judge,
             "judge": judge,
             "show": show,
@@ -132,7 +144,15 @@ def annotations_page(
             "recent": list(reversed(labelled))[:_RECENT],
             "n_labels": len(labelled),
             "saved": saved,
-            "back": page_url("/annotations", {"judge": judge, "show": show}),
+            "first_page": cursor is not None,
+            "first_url": page_url("/annotations", {"judge": judge, "show": show}),
+            "next_url": page_url(
+                "/annotations", {"judge": judge, "show": show, "cursor": page.next.encode()}
+            )
+            if page.next is not None
+            else None,
+            "back": page_url("/annotations", here),
+            "pretty": pretty_json,
         },
     )
 

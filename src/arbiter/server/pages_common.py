@@ -4,8 +4,9 @@
 app's own style sheet and script: even a text that slipped past escaping could not
 run a script, load an image from elsewhere or post a form away. Templates get
 ``inert`` (untrusted text made inert for a terminal and clipped; autoescape then makes
-it HTML), ``pct``, ``signed_pct``, ``num`` and the chart functions of
-:mod:`arbiter.server.charts`.
+it HTML), ``pct``, ``signed_pct``, ``num``, the chart functions of
+:mod:`arbiter.server.charts` and the bounded cuts of a report's label figures
+(``confusion_map``, ``label_rows``) of :mod:`arbiter.server.runs_view`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from arbiter import __version__, escape
-from arbiter.server import charts
+from arbiter.server import charts, runs_view
 
 if TYPE_CHECKING:
     from fastapi import Request
@@ -62,6 +63,8 @@ def _prepare(templates: Jinja2Templates) -> None:
         interval_bars=charts.interval_bars,
         delta_bars=charts.delta_bars,
         heat_map=charts.heat_map,
+        confusion_map=runs_view.confusion_map,
+        label_rows=runs_view.label_rows,
         sparkline=charts.sparkline,
         band_strip=charts.band_strip,
         IntervalRow=charts.IntervalRow,

@@ -13,19 +13,28 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from arbiter.contract import ClassificationMetrics, Interval, Report, RunInfo
+import numpy as np
+
+from arbiter.contract import ClassificationMetrics, Interval, LabelMetrics, Report, RunInfo
 from arbiter.harness.diff import PairedDiff
 from arbiter.harness.figures import label_only
 from arbiter.server.charts import DeltaRow, IntervalRow, pct
 from arbiter.service.run_pages import CohortChange, RunView, primary_figure
 
 __all__ = [
+    "LABEL_ROWS",
+    "MAP_LABELS",
+    "TOP_CONFUSIONS",
     "Card",
+    "Confusion",
+    "ConfusionMap",
     "ScorerRow",
     "cards",
     "cohort_delta_rows",
     "cohort_rows",
+    "confusion_map",
     "delta_rows",
+    "label_rows",
     "label_sections",
     "pretty_json",
     "primary_or_none",
@@ -37,6 +46,12 @@ __all__ = [
 ]
 
 _JSON_CHARS = 20_000
+MAP_LABELS = 12
+"""Labels a confusion map shows by name (the most frequent); the rest are one "other"."""
+TOP_CONFUSIONS = 10
+"""Confusions (expected one label, predicted another) listed under the map."""
+LABEL_ROWS = 50
+"""Labels a per-label table lists (the most supported); the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -200,3 +215,81 @@ def pretty_json(value: object) -> str:
     """``value`` as indented JSON for a detail panel, clipped to a readable length."""
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return text if len(text) <= _JSON_CHARS else text[: _JSON_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """One off-diagonal cell of a confusion matrix: how often ``expected`` was called
+    ``predicted``."""
+
+    expected: str
+    predicted: str
+    count: int
+    share: float
+    """Of the pairs expected ``expected``."""
+
+
+@dataclass(frozen=True)
+class ConfusionMap:
+    """A confusion matrix cut to what a page can show: the most frequent labels by name,
+    the rest folded into one row and column, and the most frequent confusions."""
+
+    labels: list[str]
+    """The labels drawn, in order; the last is the fold of the others when there is one."""
+    matrix: list[list[int]]
+    """Counts in ``labels`` order (rows expected, columns predicted)."""
+    folded: int
+    """How many labels the last row and column sum (0: every label is drawn)."""
+    n_labels: int
+    """Labels in the whole matrix."""
+    top: list[Confusion]
+    """The most frequent confusions over the whole matrix, most frequent first."""
+
+
+def confusion_map(
+    metrics: ClassificationMetrics, *, labels: int = MAP_LABELS, top: int = TOP_CONFUSIONS
+) -> ConfusionMap:
+    """``metrics``'s confusion matrix cut to its ``labels`` most frequent labels (by
+    pairs expected or predicted, then name) plus one fold of the others, and its ``top``
+    most frequent confusions. Work is linear in the matrix's cells."""
+    names = metrics.labels
+    n = len(names)
+    counts = np.asarray(metrics.confusion, dtype=np.int64).reshape(n, n) if n else None
+    if counts is None:
+        return ConfusionMap([], [], 0, 0, [])
+    rows = counts.sum(axis=1)
+    frequency = rows + counts.sum(axis=0)
+    order = sorted(range(n), key=lambda i: (-int(frequency[i]), names[i]))
+    kept = order if n <= labels + 1 else order[:labels]
+    folded = n - len(kept)
+    group = np.full(n, len(kept), dtype=np.int64)
+    group[kept] = np.arange(len(kept))
+    size = len(kept) + (1 if folded else 0)
+    cut = np.zeros((size, size), dtype=np.int64)
+    np.add.at(cut, (group[:, None], group[None, :]), counts)
+    shown = [names[i] for i in kept] + ([f"other ({folded:,} labels)"] if folded else [])
+    off = counts.copy()
+    np.fill_diagonal(off, 0)
+    flat = off.ravel()
+    wanted = min(top, int(np.count_nonzero(flat)))
+    best = np.argpartition(-flat, wanted - 1)[:wanted] if wanted else np.array([], dtype=np.int64)
+    cells = sorted(
+        ((int(flat[c]), int(c) // n, int(c) % n) for c in best),
+        key=lambda cell: (-cell[0], names[cell[1]], names[cell[2]]),
+    )
+    return ConfusionMap(
+        labels=shown,
+        matrix=cut.tolist(),
+        folded=folded,
+        n_labels=n,
+        top=[Confusion(names[i], names[j], count, count / int(rows[i])) for count, i, j in cells],
+    )
+
+
+def label_rows(
+    metrics: ClassificationMetrics, *, limit: int = LABEL_ROWS
+) -> tuple[list[tuple[str, LabelMetrics]], int]:
+    """The ``limit`` most supported labels' figures (then by name), and how many are left
+    out."""
+    ranked = sorted(metrics.per_label.items(), key=lambda item: (-item[1].support, item[0]))
+    return ranked[:limit], max(len(ranked) - limit, 0)

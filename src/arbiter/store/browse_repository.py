@@ -31,6 +31,7 @@ __all__ = [
     "page_results",
     "page_runs",
     "page_verdicts",
+    "run_headers",
     "utc_run_info",
     "verdict_ids",
 ]
@@ -117,6 +118,31 @@ def page_runs(
             for i in ids[offset : offset + limit]
         ]
         return page, len(ids)
+
+
+def run_headers(
+    store: Store, *, viewer: str | None, after: str | None, limit: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """(id, config) of at most ``limit`` runs ``viewer`` may see, newest first, starting
+    after the run ``after`` (None: from the newest): a keyset read, as cheap far down the
+    list as at its top. A run ``after`` that does not exist reads as the end.
+    """
+    query = select(RunRow.id, RunRow.config).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+    if viewer is not None:
+        query = query.where(RunRow.id.in_(owned_ids("run", viewer)))
+    with store.guard("list runs"), store.session() as session:
+        if after is not None:
+            moment = session.scalar(select(RunRow.created_at).where(RunRow.id == after))
+            if moment is None:
+                return []
+            query = query.where(
+                or_(
+                    RunRow.created_at < moment,
+                    and_(RunRow.created_at == moment, RunRow.id < after),
+                )
+            )
+        rows = session.execute(query.limit(limit)).all()
+    return [(run_id, config or {}) for run_id, config in rows]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-// Arbiter's pages: a theme toggle and rows that open. Loaded in <head> (no defer) so the
+// Arbiter's pages: a theme toggle, rows that open, and the annotation queue's keys. Loaded in <head> (no defer) so the
 // stored theme applies before the first paint; everything else waits for the document.
 (function () {
   "use strict";
@@ -28,7 +28,41 @@
     row.hidden = !open;
   }
 
+  // The queue's keys: a agree, d disagree (on the ruling in focus), j / k the next and
+  // the previous ruling. Keys typed into a field, or with a modifier, are left alone.
+  function queueKeys() {
+    var cards = Array.prototype.slice.call(document.querySelectorAll("[data-ruling]"));
+    if (!cards.length) { return; }
+    var at = -1;
+    function focus(index) {
+      at = Math.max(0, Math.min(cards.length - 1, index));
+      cards[at].focus();
+      cards[at].scrollIntoView({ block: "nearest" });
+    }
+    cards.forEach(function (card, index) {
+      card.addEventListener("focusin", function () { at = index; });
+    });
+    document.addEventListener("keydown", function (event) {
+      var target = event.target;
+      var tag = target && target.tagName ? target.tagName.toLowerCase() : "";
+      if (event.altKey || event.ctrlKey || event.metaKey || tag === "input" ||
+          tag === "textarea" || tag === "select" || (target && target.isContentEditable)) {
+        return;
+      }
+      var key = event.key;
+      if (key === "j") { focus(at + 1); event.preventDefault(); return; }
+      if (key === "k") { focus(at - 1); event.preventDefault(); return; }
+      if (key !== "a" && key !== "d") { return; }
+      var card = cards[at < 0 ? 0 : at];
+      var button = card.querySelector("button[value='" + (key === "a" ? "agree" : "disagree") + "']");
+      var name = card.querySelector("input[name='annotator'][type='text']");
+      if (name && !name.value) { name.focus(); event.preventDefault(); return; }
+      if (button) { button.click(); event.preventDefault(); }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    queueKeys();
     var toggle = document.getElementById("theme-toggle");
     if (toggle) {
       toggle.hidden = false;
