@@ -388,6 +388,65 @@ BAD_INPUTS = [
         [":3:", "3 cells", "2 columns"],
         id="csv-row-too-long",
     ),
+    pytest.param(
+        "data.jsonl",
+        jsonl(OK, {**OK, "id": "b", "input": {"q": "x\x00y"}}),
+        [":2:", "field 'input.q'", "must not contain a NUL character (U+0000)"],
+        id="jsonl-nul-in-input",
+    ),
+    pytest.param(
+        "data.jsonl",
+        jsonl({**OK, "expected_label": "x\x00"}),
+        [":1:", "field 'expected_label'", "NUL character"],
+        id="jsonl-nul-in-label",
+    ),
+    pytest.param(
+        "data.jsonl",
+        jsonl({**OK, "metadata": {"tags": ["ok", {"a\x00": 1}]}}),
+        [":1:", "field 'metadata.tags[1].a\\x00'", "NUL character"],
+        id="jsonl-nul-in-a-nested-key",
+    ),
+    pytest.param(
+        "data.json",
+        '{"examples": [\n'
+        + json.dumps(OK)
+        + ",\n"
+        + json.dumps({**OK, "id": "b", "cohort": "\x00"})
+        + "]}",
+        [":3:", "examples[1]", "field 'cohort'", "NUL character"],
+        id="json-nul-in-cohort",
+    ),
+    pytest.param(
+        "data.csv",
+        "id,expected_label,input.q\na,x,ok\nb,y,bad\x00cell\n",
+        [":3:", "field 'input.q'", "NUL character"],
+        id="csv-nul-in-a-cell",
+    ),
+    pytest.param(
+        "data.jsonl",
+        jsonl(OK) + '{"id": "b", "input": {"q": 1, "q": 2}, "expected_label": "x"}\n',
+        [":2:31:", "duplicate key 'q' in one object"],
+        id="jsonl-duplicate-key",
+    ),
+    pytest.param(
+        "data.json",
+        '{"examples": [\n  {"id": "a", "input": {}, "expected_label": "x",\n'
+        '   "expected_label": "y"}\n]}',
+        [":3:4:", "duplicate key 'expected_label' in one object"],
+        id="json-duplicate-key",
+    ),
+    pytest.param(
+        "data.json",
+        '{"examples": [' + json.dumps(OK) + '], "examples": []}',
+        [":1:", "duplicate key 'examples'"],
+        id="json-duplicate-top-level-key",
+    ),
+    pytest.param(
+        "data.jsonl",
+        '{"id": "a", "input": {"n": ' + "9" * 5000 + '}, "expected_label": "x"}\n',
+        [":1:28:", "the integer here has 5,000 digits, more than the 4,300", "as a string)"],
+        id="jsonl-5000-digit-integer",
+    ),
     pytest.param("data.csv", "id,expected_label\n", ["no examples"], id="csv-header-only"),
     pytest.param("data.csv", "", ["empty file", "header"], id="csv-empty-file"),
     pytest.param(

@@ -11,6 +11,10 @@ templates are all read here, so every one of them behaves the same way:
   goes (a NaN is stored as ``null``, an infinity is not JSON at all);
 - an escape that decodes to a lone UTF-16 surrogate (``"\\ud800"``) is refused: no
   UTF-8 text, no database and no terminal can hold it;
+- a key given twice in one object is refused (a parser would keep one of the values
+  without a word, and which one differs between parsers);
+- an integer longer than Python converts (4,300 digits by default) is named with its
+  place and length;
 - nesting deeper than :data:`MAX_DEPTH` is refused before anything recurses into it.
 
 Every failure is an :class:`~arbiter.errors.InputError` with one line. The same parser
@@ -27,6 +31,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,8 +61,8 @@ class JsonInputError(InputError):
     """Invalid JSON input, with what kind of invalid it is, where, and why.
 
     Attributes:
-        kind: ``bad_encoding``, ``invalid_json``, ``not_finite``, ``surrogate`` or
-            ``too_deep``.
+        kind: ``bad_encoding``, ``invalid_json``, ``not_finite``, ``surrogate``,
+            ``duplicate_key``, ``too_long`` or ``too_deep``.
         reason: The message without its ``file:line:column:`` location.
         column: The 1-based column, when known.
     """
@@ -110,6 +115,25 @@ def read_text(path: str | os.PathLike[str], *, what: str = "file") -> str:
         ) from None
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one object (raised from inside the parser)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON (use null or a string)")
 
@@ -134,7 +158,12 @@ def _where(source: str, text: str, index: int, line: int | None) -> tuple[str, i
 
 
 def parse_json(
-    text: str, *, source: str, line: int | None = None, allow_non_finite: bool = False
+    text: str,
+    *,
+    source: str,
+    line: int | None = None,
+    allow_non_finite: bool = False,
+    unique_keys: bool = True,
 ) -> Any:
     """Parse JSON text, refusing what cannot mean the same thing everywhere.
 
@@ -145,17 +174,37 @@ def parse_json(
         allow_non_finite: Accept ``NaN``, ``Infinity`` and overflowing numbers (as
             float NaN and infinities): for traffic whose broken values are findings of
             the pipeline rather than input errors.
+        unique_keys: Refuse a key given twice in one object. Checking costs about as
+            much as the parse itself; only machine-written streams read on a hot path
+            (trace exports) may turn it off, and then the last value is kept.
 
     Raises:
         JsonInputError: ``source:line:column: invalid JSON: why``; or a NaN, an
-            infinity, a number too large for a float, a lone surrogate escape, or
-            nesting deeper than ``MAX_DEPTH``.
+            infinity, a number too large for a float, an integer too long to convert,
+            a lone surrogate escape, a duplicate key, or nesting deeper than
+            ``MAX_DEPTH``.
     """
+    hook = _unique_object if unique_keys else None
     try:
         if allow_non_finite:
-            value = json.loads(text)
+            value = json.loads(text, object_pairs_hook=hook)
         else:
-            value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+            value = json.loads(
+                text,
+                parse_constant=_reject_constant,
+                parse_float=_finite_float,
+                object_pairs_hook=hook,
+            )
+    except _DuplicateKey as exc:
+        found = _duplicate_key(text)
+        column: int | None = None
+        if found is not None:
+            where, column = _where(source, text, found[1], line)
+        else:
+            where = f"{source}:{line}" if line else source
+        key = found[0] if found is not None else exc.key
+        reason = f"duplicate key {key!r} in one object (give each key once)"
+        raise JsonInputError(where, reason, kind="duplicate_key", column=column) from None
     except json.JSONDecodeError as exc:
         where, column = _where(source, text, exc.pos, line)
         raise JsonInputError(
@@ -171,11 +220,67 @@ def parse_json(
         reason = f"JSON nested deeper than {MAX_DEPTH} levels"
         raise JsonInputError(where, reason, kind="too_deep") from None
     except ValueError as exc:  # NaN / Infinity tokens, an int of over 4,300 digits
+        long_integer = _long_integer(text)
+        if long_integer is not None:
+            start, digits = long_integer
+            where, column = _where(source, text, start, line)
+            reason = (
+                f"the integer here has {digits:,} digits, more than the "
+                f"{sys.get_int_max_str_digits():,} a number may have (write it as a string)"
+            )
+            raise JsonInputError(where, reason, kind="too_long", column=column) from None
         where = f"{source}:{line}" if line else source
         reason = "invalid JSON: " + " ".join(str(exc).split())[:120]
         raise JsonInputError(where, reason, kind="not_finite") from None
     _check_tree(value, text, source, line)
     return value
+
+
+def _long_integer(text: str) -> tuple[int, int] | None:
+    """Start and digit count of the first integer too long for ``int()``, if any."""
+    limit = sys.get_int_max_str_digits()
+    if not limit:
+        return None
+    # Outside strings a run of digits is a number; a string holding one is skipped whole.
+    for match in re.finditer(rf'"(?:[^"\\]|\\.)*"|-?\d{{{limit + 1},}}', text):
+        if not match.group(0).startswith('"'):
+            return match.start(), len(match.group(0).lstrip("-"))
+    return None
+
+
+def _duplicate_key(text: str) -> tuple[str, int] | None:
+    """A key given twice in one object of valid-but-for-that JSON, with the offset of its
+    second occurrence; None when none is found. Re-scans the text container by
+    container, so it runs only on this error path."""
+    decoder = json.JSONDecoder()
+    space = re.compile(r"[ \t\n\r]*")
+
+    def skip(at: int) -> int:
+        return space.match(text, at).end()  # type: ignore[union-attr]  # `*` matches
+
+    pending = [skip(0)]
+    try:
+        while pending:
+            pos = pending.pop(0)
+            is_object = text[pos] == "{"
+            seen: set[str] = set()
+            pos = skip(pos + 1)
+            while text[pos] not in "]}":
+                if is_object:
+                    key, after = decoder.raw_decode(text, pos)
+                    if key in seen:
+                        return key, pos
+                    seen.add(key)
+                    pos = skip(skip(after) + 1)  # past the ':'
+                if text[pos] in "{[":
+                    pending.append(pos)
+                _, pos = decoder.raw_decode(text, pos)
+                pos = skip(pos)
+                if text[pos] == ",":
+                    pos = skip(pos + 1)
+    except (ValueError, IndexError, RecursionError):
+        return None
+    return None
 
 
 def _check_tree(value: Any, text: str, source: str, line: int | None) -> None:
@@ -235,7 +340,12 @@ def _surrogate_message(text: str, source: str, line: int | None) -> tuple[str, s
 
 
 def parse_json_line(
-    raw: bytes | str, *, source: str, line: int, allow_non_finite: bool = False
+    raw: bytes | str,
+    *,
+    source: str,
+    line: int,
+    allow_non_finite: bool = False,
+    unique_keys: bool = True,
 ) -> Any:
     """One line of a JSONL stream: decoded (UTF-8, a BOM on line 1 skipped) and parsed.
 
@@ -259,7 +369,13 @@ def parse_json_line(
         text = raw.rstrip("\r\n")
     if line == 1:
         text = text.removeprefix(_BOM)
-    return parse_json(text, source=source, line=line, allow_non_finite=allow_non_finite)
+    return parse_json(
+        text,
+        source=source,
+        line=line,
+        allow_non_finite=allow_non_finite,
+        unique_keys=unique_keys,
+    )
 
 
 def read_json_file(path: str | os.PathLike[str], *, what: str = "JSON file") -> Any:

@@ -24,6 +24,10 @@ An example without an ``id`` (or, in CSV, with an empty one) gets ``"{stem}-{n}"
 the file's stem and the example's 1-based position among the file's examples
 (blank lines and rows do not count). Ids must be unique within the file.
 
+No text of an example may hold a NUL character (U+0000), raw or escaped, in a key or a
+value: the store cannot keep one (PostgreSQL text and JSON refuse it), so the file is
+refused at the row and field that holds it.
+
 Every failure raises :class:`~arbiter.errors.InputError` with one line naming the
 file and, where known, the line, column, example and field.
 """
@@ -104,7 +108,10 @@ def load_dataset(
         else:
             items, lines = _parse_csv(file, text, output_field)
         locate = lambda i: (lines[i], None)  # noqa: E731
-    return _build(file, items, locate, name=name, meta=meta, output_field=output_field)
+    nul = "\x00" in text or "\\u0000" in text
+    return _build(
+        file, items, locate, name=name, meta=meta, output_field=output_field, check_nul=nul
+    )
 
 
 def _check_output_field(output_field: str) -> None:
@@ -191,7 +198,7 @@ def _member_starts(text: str, pos: int) -> list[tuple[Any, int]]:
 def _example_lines(text: str, key: str | None) -> list[int]:
     """Line of each example in valid JSON ``text``; re-scans, so only used on errors."""
     pos = _JSON_WHITESPACE.match(text).end()  # type: ignore[union-attr]  # `*` matches
-    if key is not None:  # json.loads keeps the last of duplicate keys; so do we
+    if key is not None:  # the reader refuses duplicate keys: one member has this key
         pos = [start for name, start in _member_starts(text, pos) if name == key][-1]
     newlines = [m.start() for m in re.finditer("\n", text)]
     return [bisect.bisect(newlines, start) + 1 for _, start in _member_starts(text, pos)]
@@ -279,6 +286,7 @@ def _build(
     name: str | None,
     meta: dict[str, Any],
     output_field: str = _OUTPUT,
+    check_nul: bool = False,
 ) -> Dataset:
     if not items:
         raise InputError(f"{file}: no examples (a dataset needs at least one)")
@@ -290,6 +298,9 @@ def _build(
         if not isinstance(item, dict):
             kind = json_type(item)
             raise InputError(f"{_where(file, locate, i)}: an example must be an object, got {kind}")
+        if check_nul and (field := _nul_field(item)) is not None:
+            reason = f"field {field!r}: must not contain a NUL character (U+0000)"
+            raise InputError(f"{_where(file, locate, i)}: {reason}")
         if item.get("id") is None:
             item = {**item, "id": f"{file.stem}-{i + 1}"}
         if output_field != _OUTPUT:
@@ -319,6 +330,27 @@ def _build(
         return Dataset.model_validate({**fields, "examples": examples})
     except ValidationError as exc:
         raise InputError(f"{file}: {describe_validation_error(exc, Dataset)}") from None
+
+
+def _nul_field(item: dict[str, Any]) -> str | None:
+    """A field of a row whose key or text holds a NUL (the first found), else None."""
+    stack: list[tuple[Any, str]] = [(item, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return path
+        elif isinstance(value, dict):
+            children = []
+            for key, child in value.items():
+                at = f"{path}.{key}" if path else str(key)
+                if "\x00" in str(key):
+                    return at
+                children.append((child, at))
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(reversed([(c, f"{path}[{n}]") for n, c in enumerate(value)]))
+    return None
 
 
 def _renamed_output(
