@@ -27,6 +27,7 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/harness_throughput.py
+	$(BIN)/python bench/http_client.py
 	$(BIN)/python bench/metrics_speed.py
 	$(BIN)/python bench/jury_speed.py
 	$(BIN)/python bench/online_overhead.py
