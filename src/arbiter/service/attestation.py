@@ -202,7 +202,7 @@ def attest_record(
         return None
     document = attestation_document(kind, record_id, subject=subject, scorers=scorers, claim=claim)
     envelope = key.sign(document)
-    save_signature(store, kind, record_id, envelope)
+    save_signature(store, kind, record_id, envelope, claim_sha256=digest_of(document["claim"]))
     return envelope
 
 
@@ -241,12 +241,16 @@ def run_pairs(results: Sequence[PairResult]) -> list[dict[str, Any]]:
 
 
 def run_subject(run: StoredRunLike) -> dict[str, Any]:
+    """What a run report is bound to: the run's dataset, system, options, name, tags and
+    each result's digests (``name`` and ``tags``, shown with the run, joined in 0.3)."""
     return {
         "run_id": run.info.id,
         "dataset_hash": run.info.dataset_hash,
         "dataset_name": run.info.dataset_name,
         "system": run.info.system,
         "config": run.info.config,
+        "name": run.info.name,
+        "tags": dict(run.info.tags),
         "pairs": run_pairs(run.results),
     }
 

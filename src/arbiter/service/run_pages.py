@@ -27,6 +27,7 @@ from arbiter.harness.pairs import PairRow, pair_rows
 from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
 from arbiter.service.compare import Comparison, compare_loaded
 from arbiter.service.runs import StoredRun, load_run
+from arbiter.service.verification import signed_kept_reports
 from arbiter.store import Store
 from arbiter.store.failures_repository import OutcomeCounts, count_outcomes, page_failures_first
 from arbiter.store.report_repository import (
@@ -125,7 +126,8 @@ class ReportKeeper:
 
     def views(self, store: Store, infos: Sequence[RunInfo]) -> list[RunView]:
         """A view of each run, in order; missing reports of small runs computed now."""
-        kept = kept_reports(store, [info.id for info in infos])
+        # A signed run's kept report is shown only while it equals the signed one.
+        kept = signed_kept_reports(store, kept_reports(store, [info.id for info in infos]))
         views = []
         for info in infos:
             found = kept.get(info.id)

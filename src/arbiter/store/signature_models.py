@@ -4,6 +4,9 @@
 ``trajectory_scores``, ...), ``record_id`` which record (a run id, ``jury_run/case``,
 ``run:floors``). ``payload`` is the signed canonical JSON text itself, so the envelope is
 rebuilt exactly from the row. Signing a record again replaces its row.
+``claim_sha256`` is the sha256 of the signed claim's canonical JSON, so a page can check
+a kept copy of the claim (a run's report) without reading the whole payload; verifying
+a signature checks that column against the payload too.
 """
 
 from __future__ import annotations
@@ -31,3 +34,4 @@ class SignatureRow(Base):
     signature: Mapped[str] = mapped_column(String(128))
     payload: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    claim_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
