@@ -289,3 +289,54 @@ def test_a_directory_or_fifo_given_as_a_file_is_named_so(
     result = cli("run", *args, "--target", "tests.helpers.systems:echo_label", "-q")
     assert result.code == 3
     assert f"{odd}: {expected}" in _one_line(result)
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ({**EXAMPLE, "id": "i" * 250}, ":1: field 'id': 250 characters, more than the 200"),
+        ({**EXAMPLE, "input": {"answer": "ye\x00s"}}, ":1: field 'input.answer': must not"),
+        ({**EXAMPLE, "expected_label": "yes\x00"}, ":1: field 'expected_label': must not"),
+    ],
+)
+def test_issue_17_rows_the_store_cannot_keep_are_refused_at_their_line(
+    cli: Any, tmp_path: Path, row: dict[str, Any], fragment: str
+) -> None:
+    dataset = tmp_path / "hostile.jsonl"
+    dataset.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    for dry_run in ((), ("--dry-run",)):
+        result = (
+            _run(cli, dataset)
+            if not dry_run
+            else cli(
+                "run",
+                "--dataset",
+                str(dataset),
+                "--target",
+                "tests.helpers.systems:echo_label",
+                *dry_run,
+            )
+        )
+        assert result.code == 3
+        assert f"hostile.jsonl{fragment}" in _one_line(result)
+    _nothing_written(tmp_path)
+
+
+def test_issue_17_a_duplicate_key_in_a_label_map_is_refused(cli: Any, tmp_path: Path) -> None:
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text(json.dumps(EXAMPLE) + "\n", encoding="utf-8")
+    mapping = tmp_path / "map.json"
+    mapping.write_text('{"yes": "yes", "no": "no", "yes": "no"}', encoding="utf-8")
+    result = cli(
+        "run",
+        "--dataset",
+        str(dataset),
+        "--target",
+        "tests.helpers.systems:echo_label",
+        "--label-map",
+        str(mapping),
+        "-q",
+    )
+    assert result.code == 3
+    assert "map.json:1:28: duplicate key 'yes' in one object" in _one_line(result)
+    _nothing_written(tmp_path)

@@ -447,6 +447,18 @@ BAD_INPUTS = [
         [":1:28:", "the integer here has 5,000 digits, more than the 4,300", "as a string)"],
         id="jsonl-5000-digit-integer",
     ),
+    pytest.param(
+        "data.jsonl",
+        jsonl(OK, {**OK, "id": "x" * 201}),
+        [":2:", "field 'id': 201 characters, more than the 200 the store keeps"],
+        id="jsonl-id-too-long",
+    ),
+    pytest.param(
+        "data.csv",
+        "id,expected_label\n" + "y" * 300 + ",x\n",
+        [":2:", "field 'id': 300 characters"],
+        id="csv-id-too-long",
+    ),
     pytest.param("data.csv", "id,expected_label\n", ["no examples"], id="csv-header-only"),
     pytest.param("data.csv", "", ["empty file", "header"], id="csv-empty-file"),
     pytest.param(
@@ -521,3 +533,13 @@ def test_a_labelled_dataset_keeps_the_hash_it_had_before_expected_and_output() -
     assert (
         Dataset(examples=[with_reference]).content_hash != Dataset(examples=[example]).content_hash
     )
+
+
+def test_an_id_of_the_longest_length_the_store_keeps_loads(tmp_path: Path) -> None:
+    from arbiter.datasets.loader import MAX_ID_CHARS
+    from arbiter.store.models import ResultRow
+
+    assert MAX_ID_CHARS == ResultRow.__table__.c.example_id.type.length  # one limit
+    path = tmp_path / "long.jsonl"
+    path.write_text(jsonl({**OK, "id": "z" * MAX_ID_CHARS}), encoding="utf-8")
+    assert len(load_dataset(path).examples[0].id) == MAX_ID_CHARS

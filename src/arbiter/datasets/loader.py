@@ -54,10 +54,15 @@ from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, pars
 from arbiter.errors import InputError
 from arbiter.validation import describe_validation_error
 
-__all__ = ["SUPPORTED_SUFFIXES", "dump_dataset_jsonl", "load_dataset"]
+__all__ = ["MAX_ID_CHARS", "SUPPORTED_SUFFIXES", "dump_dataset_jsonl", "load_dataset"]
 
 SUPPORTED_SUFFIXES = (".json", ".jsonl", ".csv")
 """File suffixes :func:`load_dataset` reads."""
+
+MAX_ID_CHARS = 200
+"""Longest example id a dataset may have: the store keeps results under ids of at most
+this many characters (the same limit as its column), so a longer one is refused when
+the file is read, at its line, rather than half-way through a run."""
 
 _TOP_LEVEL_KEYS = ("examples", "name", "version", "schema_version")
 _CSV_FIELDS = ("id", "expected_label", "expected", "output", "cohort")
@@ -318,6 +323,12 @@ def _build(
             example = _case_example(item) if is_case else _plain_example(item)
         except ValueError as exc:
             raise InputError(f"{_where(file, locate, i)}: {exc}") from None
+        if len(example.id) > MAX_ID_CHARS:
+            too_long = (
+                f"field 'id': {len(example.id):,} characters, more than the {MAX_ID_CHARS} "
+                "the store keeps"
+            )
+            raise InputError(f"{_where(file, locate, i)}: {too_long}")
         if example.id in first_seen:
             first_line, first_item = locate(first_seen[example.id])
             first = first_item or f"line {first_line}"

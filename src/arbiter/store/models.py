@@ -20,6 +20,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from arbiter.store.types import UntrustedString, UntrustedText
 
 __all__ = [
+    "MAX_ID_CHARS",
+    "MAX_NAME_CHARS",
+    "MAX_VERSION_CHARS",
     "SCHEMA_VERSION",
     "Base",
     "DatasetRow",
@@ -28,6 +31,14 @@ __all__ = [
     "RunRow",
     "RunSegmentRow",
 ]
+
+MAX_ID_CHARS = 200
+"""Longest example id the results table keeps (PostgreSQL enforces it; SQLite does not,
+so the store checks it before writing anything, on every database alike)."""
+MAX_NAME_CHARS = 200
+"""Longest run or dataset name the store keeps."""
+MAX_VERSION_CHARS = 100
+"""Longest dataset version the store keeps."""
 
 SCHEMA_VERSION = 2
 """Version of the stored tables; written into every run row.
@@ -47,8 +58,8 @@ class DatasetRow(Base):
     __tablename__ = "datasets"
 
     content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
-    version: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    version: Mapped[str] = mapped_column(String(MAX_VERSION_CHARS))
     n_examples: Mapped[int] = mapped_column(Integer)
     examples: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -69,7 +80,7 @@ class RunRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     elapsed_seconds: Mapped[float] = mapped_column(Float, default=0.0)
-    name: Mapped[str | None] = mapped_column(UntrustedString(200), nullable=True)
+    name: Mapped[str | None] = mapped_column(UntrustedString(MAX_NAME_CHARS), nullable=True)
     tags: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)
     summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
@@ -82,7 +93,7 @@ class ResultRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
-    example_id: Mapped[str] = mapped_column(String(200))
+    example_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
     repetition: Mapped[int] = mapped_column(Integer)
     label: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
     confidence: Mapped[float | None] = mapped_column(Float, nullable=True)

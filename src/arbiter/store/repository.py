@@ -45,10 +45,13 @@ from arbiter.contract import (
     RunStatus,
     Score,
 )
-from arbiter.errors import RunBusy, StoreError, StoreUnavailable
+from arbiter.errors import InputError, RunBusy, StoreError, StoreUnavailable
 from arbiter.store import jury_models as _jury_models  # noqa: F401  (the jury's tables)
 from arbiter.store import online_models as _online_models  # noqa: F401  (online results)
 from arbiter.store.models import (
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+    MAX_VERSION_CHARS,
     Base,
     DatasetRow,
     ResultRow,
@@ -240,7 +243,13 @@ class Store:
     # ------------------------------------------------------------------ datasets
 
     def save_dataset(self, dataset: Dataset) -> str:
-        """Store the dataset under its content hash (once) and return the hash."""
+        """Store the dataset under its content hash (once) and return the hash.
+
+        Raises:
+            InputError: An id, the name or the version is longer than the store keeps
+                (checked before anything is written).
+        """
+        _check_fits(dataset)
         action = f"store the dataset {dataset.name!r}"
         with self.guard(action), self.session() as session, session.begin():
             if session.get(DatasetRow, dataset.content_hash) is None:
@@ -281,7 +290,17 @@ class Store:
         name: str | None = None,
         tags: dict[str, str] | None = None,
     ) -> str:
-        """Register a new run in status ``running`` and return its id."""
+        """Register a new run in status ``running`` and return its id.
+
+        Raises:
+            InputError: The run's name, or an id, the name or the version of its dataset,
+                is longer than the store keeps (checked before anything is written).
+        """
+        if name is not None and len(name) > MAX_NAME_CHARS:
+            raise InputError(
+                f"the run name has {len(name):,} characters; the store keeps at most "
+                f"{MAX_NAME_CHARS}"
+            )
         self.save_dataset(dataset)
         run_id = new_run_id()
         with self.guard("create a run"), self.session() as session, session.begin():
@@ -499,6 +518,28 @@ class Store:
                 )
             )
         return segments
+
+
+def _check_fits(dataset: Dataset) -> None:
+    """Refuse what a column is too short for: PostgreSQL would fail the write half-way,
+    SQLite would keep it, so the limits are checked here, alike for both."""
+    where = f"dataset {dataset.name[:60]!r}"
+    if len(dataset.name) > MAX_NAME_CHARS:
+        raise InputError(
+            f"{where}: the name has {len(dataset.name):,} characters; the store keeps at "
+            f"most {MAX_NAME_CHARS}"
+        )
+    if len(dataset.version) > MAX_VERSION_CHARS:
+        raise InputError(
+            f"{where}: the version has {len(dataset.version):,} characters; the store keeps "
+            f"at most {MAX_VERSION_CHARS}"
+        )
+    for number, example in enumerate(dataset.examples, start=1):
+        if len(example.id) > MAX_ID_CHARS:
+            raise InputError(
+                f"{where}: example {number} has an id of {len(example.id):,} characters "
+                f"({example.id[:40]!r}...); the store keeps ids of at most {MAX_ID_CHARS}"
+            )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
