@@ -22,7 +22,37 @@ from typing import Any, ClassVar, Generic, Self, TypeVar, cast
 
 from arbiter.errors import InputError
 
-__all__ = ["Catalog", "Registry"]
+__all__ = ["Catalog", "Registry", "unknown_name"]
+
+LISTED_NAMES = 12
+"""Known names an unknown-name message lists in full; beyond it, the closest ones only."""
+
+
+def unknown_name(
+    what: str, name: object, known: tuple[str, ...], listed_by: str | None = None
+) -> str:
+    """``unknown scorer 'contians'; did you mean 'contains'?`` and where the rest are.
+
+    The closest known names (difflib) are suggested; a short list of names is given
+    whole, a long one by its count and the command that lists it (``listed_by``).
+    """
+    import difflib
+
+    close: list[str] = []
+    if isinstance(name, str) and name.strip():
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        if len(name) >= 2:  # a prefix or a part of a name is a good guess too
+            close += [n for n in known if n.startswith(name) and n not in close]
+            close += [n for n in known if name in n and n not in close]
+        close = close[:3]
+    message = f"unknown {what} {name!r}"
+    if close:
+        message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    if len(known) <= LISTED_NAMES:
+        return message + f"{' ' if close else '; '}known: {', '.join(repr(n) for n in known)}"
+    where = f": {listed_by} lists them" if listed_by else ""
+    return message + f" ({len(known)} {what}s are known{where})"
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D")
@@ -35,6 +65,8 @@ class Registry(Generic[F]):
     """What the registry holds, for messages ("provider", "vector store")."""
     group: ClassVar[str] = ""
     """Entry-point group third parties publish their factories in."""
+    listed_by: ClassVar[str | None] = None
+    """The command that lists every name, pointed to when a name is unknown."""
 
     def __init__(self) -> None:
         self._factories: dict[str, F] = {}
@@ -66,8 +98,7 @@ class Registry(Generic[F]):
         """
         found = self._factories.get(name) if isinstance(name, str) else None
         if found is None:
-            known = ", ".join(repr(n) for n in self.names())
-            raise InputError(f"unknown {self.what} {name!r}; known: {known}")
+            raise InputError(unknown_name(self.what, name, self.names(), self.listed_by))
         return found
 
     def load_plugins(self) -> None:

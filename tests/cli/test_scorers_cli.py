@@ -57,7 +57,28 @@ def test_an_unknown_scorer_is_one_line_and_exit_3(cli: Any) -> None:
     result = cli("scorers", "nope")
     assert result.code == 3
     assert result.err.count("\n") == 1
-    assert "unknown scorer 'nope'; known: 'all_of'" in result.err
+    assert "unknown scorer 'nope' (" in result.err
+    assert "scorers are known: arbiter scorers lists them)" in result.err
+    assert "'all_of'" not in result.err  # not every name on one line
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("contians", "did you mean 'contains' or 'must_contain'?"),
+        ("exatc", "did you mean 'exact'?"),
+        ("f1", "did you mean 'f1_tokens' or 'tool_call_f1'?"),
+    ],
+)
+def test_an_unknown_scorer_suggests_the_closest_names(
+    cli: Any, tmp_path: Path, typed: str, suggested: str
+) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "a", "input": {}, "expected": "x", "output": "x"}\n')
+    result = cli("run", "--dataset", str(data), "--system", "precomputed", "--scorer", typed)
+    assert result.code == 3
+    assert f"unknown scorer {typed!r}; {suggested} (" in result.err
+    assert result.err.count("\n") == 1
 
 
 def _install_plugins(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,3 +223,15 @@ def test_bad_scorer_arguments_exit_3_before_any_call(
     assert result.code == 3
     assert needle in result.err
     assert result.err.count("\n") == 1
+
+
+def test_a_short_list_of_names_is_given_whole_after_the_suggestion() -> None:
+    from arbiter.plugins import unknown_name
+
+    known = ("anthropic", "gemini", "openai")
+    assert unknown_name("provider", "gemeni", known) == (
+        "unknown provider 'gemeni'; did you mean 'gemini'? known: 'anthropic', 'gemini', 'openai'"
+    )
+    assert unknown_name("provider", 5, known) == (
+        "unknown provider 5; known: 'anthropic', 'gemini', 'openai'"
+    )

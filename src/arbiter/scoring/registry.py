@@ -145,6 +145,7 @@ class ScorerRegistry(Registry[ScorerFactory | _Pending]):
 
     what: ClassVar[str] = "scorer"
     group: ClassVar[str] = ENTRY_POINT_GROUP
+    listed_by: ClassVar[str | None] = "arbiter scorers"
 
     @classmethod
     def default(cls, *, plugins: bool = True) -> ScorerRegistry:
