@@ -34,7 +34,7 @@ def unknown_name(
     """``unknown scorer 'contians'; did you mean 'contains'?`` and where the rest are.
 
     The closest known names (difflib) are suggested; a short list of names is given
-    whole, a long one by its count and the command that lists it (``listed_by``).
+    whole, a long one by the command that lists it (``listed_by``), else its start.
     """
     import difflib
 
@@ -50,8 +50,10 @@ def unknown_name(
         message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
     if len(known) <= LISTED_NAMES:
         return message + f"{' ' if close else '; '}known: {', '.join(repr(n) for n in known)}"
-    where = f": {listed_by} lists them" if listed_by else ""
-    return message + f" ({len(known)} {what}s are known{where})"
+    if listed_by:
+        return message + f" ({listed_by} lists every {what})"
+    shown = ", ".join(repr(n) for n in known[:LISTED_NAMES])
+    return message + f"; known: {shown} and {len(known) - LISTED_NAMES} more"
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -364,3 +364,58 @@ def test_gate_help_states_the_run_checks_defaults() -> None:
     assert f"\\[default: {gate.DEFAULT_MAX_ERROR_RATE}]" in helps["max_error_rate"]
     assert f"\\[default: {gate.DEFAULT_MAX_UNDECIDED_RATE}]" in helps["max_undecided_rate"]
     assert f"\\[default: {gate.DEFAULT_MIN_DECIDED}]" in helps["min_decided"]
+
+
+@pytest.mark.parametrize("extra", [(), ("--dry-run",)])
+def test_run_refuses_a_scorer_of_agent_trajectories_naming_the_agent_commands(
+    cli: Any, tmp_path: Path, extra: tuple[str, ...]
+) -> None:
+    data = tmp_path / "texts.jsonl"
+    data.write_text('{"id": "a", "input": {}, "expected": "x", "output": "x"}\n')
+    result = cli(
+        "run",
+        "--dataset",
+        str(data),
+        "--system",
+        "precomputed",
+        "--scorer",
+        "no_tool_loops",
+        *extra,
+    )
+    assert result.code == 3
+    assert "scorer 'no_tool_loops' grades an agent's trajectory" in result.err
+    assert "arbiter agent score FILE --scorer no_tool_loops" in result.err
+    assert "arbiter agent run CASES" in result.err
+    assert result.err.count("\n") == 1
+    assert not (tmp_path / "store.db").exists()
+
+
+def test_an_eval_file_with_a_trajectory_scorer_is_refused_at_the_file(
+    cli: Any, tmp_path: Path
+) -> None:
+    data = tmp_path / "texts.jsonl"
+    data.write_text('{"id": "a", "input": {}, "expected": "x", "output": "x"}\n')
+    spec = tmp_path / "agent.eval.toml"
+    spec.write_text(
+        '[dataset]\npath = "texts.jsonl"\n[system]\nkind = "precomputed"\n'
+        '[[scorers]]\nname = "exact"\n[[scorers]]\nname = "tool_calls"\n'
+    )
+    result = cli("run", str(spec))
+    assert result.code == 3
+    assert f"{spec}: scorer 'tool_calls' grades an agent's trajectory" in result.err
+
+
+def test_run_keeps_model_judges_that_read_an_answer_text(cli: Any, tmp_path: Path) -> None:
+    data = tmp_path / "texts.jsonl"
+    data.write_text('{"id": "a", "input": {}, "expected": "x", "output": "x"}\n')
+    done = cli(
+        "run",
+        "--dataset",
+        str(data),
+        "--system",
+        "precomputed",
+        "--scorer",
+        "answer_correctness",
+        "--dry-run",
+    )
+    assert done.code == 0, done.err
