@@ -419,3 +419,36 @@ def test_run_keeps_model_judges_that_read_an_answer_text(cli: Any, tmp_path: Pat
         "--dry-run",
     )
     assert done.code == 0, done.err
+
+
+def test_quiet_prints_only_the_report(cli: Any, data_file: Path) -> None:
+    target = "tests.helpers.systems:mostly_right"
+    loud = cli("run", "--dataset", str(data_file), "--target", target)
+    assert "started (if interrupted: arbiter run --resume" in loud.err
+    assert "stored as run" in loud.err
+    quiet = cli("run", "--dataset", str(data_file), "--target", target, "-q")
+    assert quiet.code == 0
+    assert quiet.err == ""
+    assert "accuracy (strict)" in quiet.out
+    resumed = cli("run", "--resume", json.loads(cli("runs", "--json").out)[0]["id"], "-q")
+    assert resumed.code == 0, resumed.err
+    assert resumed.err == ""
+
+
+def test_quiet_still_prints_a_warning(cli: Any, tmp_path: Path) -> None:
+    data = tmp_path / "one-label.jsonl"
+    data.write_text('{"id": "a", "input": {"answer": "x"}, "expected_label": "x"}\n')
+    mapping = tmp_path / "all.json"
+    mapping.write_text('{"*": "same"}')
+    result = cli(
+        "run",
+        "--dataset",
+        str(data),
+        "--target",
+        "tests.helpers.systems:echo_label",
+        "--label-map",
+        str(mapping),
+        "-q",
+    )
+    assert result.code == 0, result.err
+    assert result.err.startswith("warning: the label map sends every label to 'same'")

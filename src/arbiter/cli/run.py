@@ -175,7 +175,15 @@ def run(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Only the report (and warnings, errors): no progress bar, no 'started' or "
+            "'stored as' notes.",
+        ),
+    ] = False,
 ) -> None:
     """Run a dataset through a system under test and score every output.
 

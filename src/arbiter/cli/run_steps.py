@@ -66,15 +66,18 @@ def _body_template(value: str | None) -> Any:
 class Tracker:
     """Remembers the run id and the pairs done, to say how to resume after Ctrl-C."""
 
-    def __init__(self, progress: Any) -> None:
+    def __init__(self, progress: Any, *, quiet: bool = False) -> None:
         self.run_id: str | None = None
         self.done = self.total = 0
         self.progress = progress
+        self.quiet = quiet
 
     def started(self, run_id: str) -> None:
-        """Say the run is stored and how to resume it."""
+        """Say the run is stored and how to resume it (unless quiet: then only Ctrl-C
+        says it)."""
         self.run_id = run_id
-        note(f"run {run_id} started (if interrupted: arbiter run --resume {run_id})")
+        if not self.quiet:
+            note(f"run {run_id} started (if interrupted: arbiter run --resume {run_id})")
 
     def __call__(self, done: int, total: int) -> None:
         self.done, self.total = done, total
@@ -92,8 +95,9 @@ class Tracker:
         )
 
 
-def finish(report: Report, store: Store, *, as_json: bool) -> None:
-    """Print the report; fail (exit 1) when every call failed."""
+def finish(report: Report, store: Store, *, as_json: bool, quiet: bool = False) -> None:
+    """Print the report (and, unless ``quiet``, where it is stored); fail (exit 1) when
+    every call failed. Warnings print even when quiet."""
     from arbiter.cli.render_run import report_renderable
     from arbiter.errors import SystemUnderTestError
 
@@ -101,7 +105,8 @@ def finish(report: Report, store: Store, *, as_json: bool) -> None:
         echo_json(report.model_dump(mode="json"))
     else:
         out_console().print(report_renderable(report))
-        note(f"\nstored as run {report.run_id} in {store.describe()}")
+        if not quiet:
+            note(f"\nstored as run {report.run_id} in {store.describe()}")
     if report.mapped is not None and len(report.mapped.labels) == 1:
         note(
             f"warning: the label map sends every label to {report.mapped.labels[0]!r}: "
@@ -250,7 +255,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     store = open_store()
     try:
         with progress_bar(data.name, enabled=not quiet) as bar:
-            tracker = Tracker(bar)
+            tracker = Tracker(bar, quiet=quiet)
             try:
                 report = asyncio.run(
                     start_run(
@@ -270,7 +275,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
                 )
             except KeyboardInterrupt:
                 raise tracker.interrupted() from None
-        finish(report, store, as_json=as_json)
+        finish(report, store, as_json=as_json, quiet=quiet)
         if plan.floors is not None:
             _gate(plan.floors, plan.baseline, store, report, as_json=as_json)
     finally:
@@ -438,7 +443,7 @@ def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) ->
                 )
             except KeyboardInterrupt:
                 raise tracker.interrupted() from None
-        finish(report, store, as_json=as_json)
+        finish(report, store, as_json=as_json, quiet=quiet)
         gate = info.run_config.gate
         if gate is not None:
             _gate(GateFloors.of(gate), gate.baseline, store, report, as_json=as_json)
