@@ -132,7 +132,8 @@ def test_a_bad_option_value_is_invalid_input_one_line_exit_3(
     assert result.err.startswith("arbiter: error: ")
     assert line in result.err
     assert result.err.count("\n") == 1
-    assert "╭" not in result.err and "Usage:" not in result.err
+    assert "╭" not in result.err
+    assert "Usage:" not in result.err
 
 
 @pytest.mark.parametrize(
@@ -452,3 +453,61 @@ def test_quiet_still_prints_a_warning(cli: Any, tmp_path: Path) -> None:
     )
     assert result.code == 0, result.err
     assert result.err.startswith("warning: the label map sends every label to 'same'")
+
+
+@pytest.fixture
+def width(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Set the terminal width of the next commands (the consoles are made once)."""
+    from arbiter.cli import common
+
+    def set_width(columns: int) -> None:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        common.out_console.cache_clear()
+        common.err_console.cache_clear()
+
+    yield set_width
+    common.out_console.cache_clear()
+    common.err_console.cache_clear()
+
+
+def _cells(table: str) -> list[str]:
+    """Every cell text of a boxed Rich table, line by line."""
+    return [
+        cell.strip()
+        for line in table.splitlines()
+        if line.startswith("│")
+        for cell in line.strip("│").split("│")
+    ]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_runs_reads_at_80_and_120_columns_with_whole_ids(
+    cli: Any, data_file: Path, width: Any, columns: int
+) -> None:
+    ids = [_run(cli, data_file, "mostly_right", "--name", "a run with a long name") for _ in "ab"]
+    width(columns)
+    listed = cli("runs")
+    assert listed.code == 0, listed.err
+    table = [line for line in listed.out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert all(len(line) <= columns for line in table), listed.out
+    cells = [c for c in _cells(listed.out) if c]
+    assert all(run_id in cells for run_id in ids)  # whole, on one line
+    assert "…" not in listed.out
+    assert all(len(c) > 1 or c in "k1" for c in cells), cells  # no cell cut to a letter
+    header = next(line for line in table if line.startswith("┃") and "run" in line)
+    for kept in ("run", "status", "accuracy", "pass^k"):
+        assert kept in header
+    assert "seconds" not in header
+    assert f"{columns} columns: " in listed.err
+    assert ("name" in header) is (columns == 120)
+    assert ("long name" in listed.out) is (columns == 120)
+
+
+def test_runs_leaves_out_a_column_no_run_fills(cli: Any, data_file: Path, width: Any) -> None:
+    _run(cli, data_file, "mostly_right")
+    width(200)
+    listed = cli("runs")
+    header = next(line for line in listed.out.splitlines() if line.startswith("┃"))
+    assert "name" not in header
+    assert "seconds" in header
+    assert listed.err == ""

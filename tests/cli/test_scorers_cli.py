@@ -236,3 +236,26 @@ def test_a_short_list_of_names_is_given_whole_after_the_suggestion() -> None:
     assert unknown_name("provider", 5, known) == (
         "unknown provider 5; known: 'anthropic', 'gemini', 'openai'"
     )
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_list_reads_at_80_and_120_columns(
+    cli: Any, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    from arbiter.cli import common
+    from arbiter.service.scoring import scorer_registry
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    common.out_console.cache_clear()
+    try:
+        result = cli("scorers")
+    finally:
+        common.out_console.cache_clear()
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert all(len(line) <= columns for line in lines)
+    first_cells = {line.split("│")[1].strip() for line in lines if line.startswith("│")}
+    assert set(scorer_registry().names()) <= first_cells  # every name whole on its line
+    assert "…" not in result.out
+    assert ("kind" in lines[2]) is (columns == 120)
+    assert ("left out" in result.err) is (columns == 80)

@@ -6,21 +6,26 @@ nothing Rich-rendered never pays for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
     from arbiter.config import Settings
     from arbiter.store import Store
 
 __all__ = [
+    "TableColumn",
     "echo_json",
     "err_console",
+    "fitted_table",
     "note",
     "open_store",
     "out_console",
@@ -264,3 +269,76 @@ def _range(low: Any, high: Any) -> str:
     if low is not None:
         return f"a number of at least {low:g}"
     return f"a number of at most {high:g}"
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    """A column of a listing that must read at any terminal width."""
+
+    name: str
+    """Its header."""
+    keep: int
+    """How much it matters: at a narrow width the columns of the highest ``keep`` are
+    left out first (0: never left out)."""
+    wrap: bool = False
+    """Whether its cells may wrap onto several lines (text); else it keeps its width
+    (ids, figures, dates)."""
+    narrowest: int = 12
+    """Width a wrapping column may shrink to."""
+    right: bool = False
+    """Right-justified (figures)."""
+
+
+_BORDERS = 3
+"""Characters a column of a boxed Rich table adds to its cells' width (edge and padding)."""
+
+
+def fitted_table(
+    title: str,
+    columns: Sequence[TableColumn],
+    rows: Sequence[Sequence[str | Text]],
+    width: int,
+) -> tuple[Table, list[str]]:
+    """A table that fits ``width`` columns without cutting a cell: wrapping columns
+    shrink down to their narrowest, then the least useful columns are left out, and an
+    empty column is left out at once. Cells that do not wrap (ids) are never cut.
+
+    Returns:
+        The table, and the names of the columns left out (to say so below it).
+    """
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    def widest(index: int) -> int:
+        cells = [cell_len(str(row[index])) for row in rows]
+        return max([cell_len(columns[index].name), *cells])
+
+    def empty(index: int) -> bool:
+        return all(str(row[index]).strip() in ("", "-") for row in rows)
+
+    natural = [widest(i) for i in range(len(columns))]
+    kept = [i for i in range(len(columns)) if columns[i].keep == 0 or not empty(i)]
+    least = [
+        n if not columns[i].wrap else min(n, columns[i].narrowest) for i, n in enumerate(natural)
+    ]
+    by_use = sorted(kept, key=lambda i: columns[i].keep, reverse=True)
+    while sum(least[i] + _BORDERS for i in kept) + 1 > width and by_use:
+        dropped = by_use.pop(0)
+        if columns[dropped].keep == 0:
+            break
+        kept.remove(dropped)
+    table = Table(title=title, title_justify="left")
+    for i in kept:
+        column = columns[i]
+        table.add_column(
+            column.name,
+            justify="right" if column.right else "left",
+            no_wrap=not column.wrap,
+            overflow="fold",
+            min_width=least[i],
+        )
+    for row in rows:
+        table.add_row(*(row[i] if isinstance(row[i], Text) else Text(str(row[i])) for i in kept))
+    hidden = [columns[i].name for i in range(len(columns)) if i not in kept and not empty(i)]
+    return table, hidden

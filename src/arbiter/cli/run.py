@@ -15,8 +15,10 @@ import typer
 
 from arbiter.cli.app import app
 from arbiter.cli.common import (
+    TableColumn,
     echo_json,
     err_console,
+    fitted_table,
     note,
     open_store,
     out_console,
@@ -272,6 +274,24 @@ def run(
     execute(plan, dry_run=dry_run, as_json=as_json, quiet=quiet)
 
 
+RUNS_COLUMNS = (
+    TableColumn("run", keep=0),
+    TableColumn("name", keep=6, wrap=True),
+    TableColumn("status", keep=1),
+    TableColumn("created (UTC)", keep=8, wrap=True, narrowest=10),
+    TableColumn("dataset", keep=5, wrap=True),
+    TableColumn("system", keep=10, wrap=True),
+    TableColumn("scorers", keep=9, wrap=True),
+    TableColumn("k", keep=11, right=True),
+    TableColumn("done", keep=4, right=True),
+    TableColumn("accuracy", keep=2, right=True),
+    TableColumn("pass^k", keep=3, right=True),
+    TableColumn("seconds", keep=12, right=True),
+)
+"""The columns of ``arbiter runs``; at a narrow width those of the highest ``keep`` go
+first, and the run id is never cut."""
+
+
 @app.command()
 def runs(
     limit: Annotated[int, typer.Option(min=1, help="How many recent runs to list.")] = 20,
@@ -282,7 +302,6 @@ def runs(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List stored runs, newest first, with each one's accuracy and pass^k."""
-    from rich.table import Table
     from rich.text import Text
 
     from arbiter import escape
@@ -305,16 +324,7 @@ def runs(
         else:
             note(f"no runs yet in {store.describe()}; try: arbiter demo")
         return
-    table = Table(title=f"runs in {escape.terminal(store.describe())}", title_justify="left")
-    numeric = ("k", "done", "accuracy", "pass^k", "seconds")
-    columns = ("run", "name", "status", "created (UTC)", "dataset", "system", "scorers", *numeric)
-    for column in columns:
-        table.add_column(
-            column,
-            justify="right" if column in numeric else "left",
-            no_wrap=column == "run",
-            min_width=22 if column == "run" else None,
-        )
+    rows: list[list[str | Text]] = []
     for i in infos:
         target = i.system.get("target") or i.system.get("url") or i.system.get("field") or "?"
         summary = i.summary or {}
@@ -324,25 +334,36 @@ def runs(
             or ["label"]
         )
         tags = " ".join(f"{k}={v}" for k, v in sorted(i.tags.items()))
-        table.add_row(
-            i.id,
-            Text(
-                escape.terminal(
-                    " ".join(filter(None, [i.name, tags and f"[{tags}]"])), single_line=True
-                )
-            ),
-            i.status,
-            f"{i.created_at:%Y-%m-%d %H:%M:%S}",
-            Text(escape.terminal(i.dataset_name, single_line=True)),
-            Text(escape.terminal(f"{i.system.get('kind')}:{target}", single_line=True)),
-            Text(escape.terminal(", ".join(map(str, scorers)), single_line=True)),
-            str(i.config.get("k", 1)),
-            f"{i.n_done}/{i.n_pairs}",
-            _percent(summary.get("accuracy")),
-            _percent(summary.get("pass_hat_k")),
-            f"{i.elapsed_seconds:.1f}",
+        rows.append(
+            [
+                i.id,
+                Text(
+                    escape.terminal(
+                        " ".join(filter(None, [i.name, tags and f"[{tags}]"])), single_line=True
+                    )
+                ),
+                i.status,
+                f"{i.created_at:%Y-%m-%d %H:%M:%S}",
+                Text(escape.terminal(i.dataset_name, single_line=True)),
+                Text(escape.terminal(f"{i.system.get('kind')}:{target}", single_line=True)),
+                Text(escape.terminal(", ".join(map(str, scorers)), single_line=True)),
+                str(i.config.get("k", 1)),
+                f"{i.n_done}/{i.n_pairs}",
+                _percent(summary.get("accuracy")),
+                _percent(summary.get("pass_hat_k")),
+                f"{i.elapsed_seconds:.1f}",
+            ]
         )
-    out_console().print(table)
+    console = out_console()
+    table, hidden = fitted_table(
+        f"runs in {escape.terminal(store.describe())}", RUNS_COLUMNS, rows, console.width
+    )
+    console.print(table)
+    if hidden:
+        note(
+            f"{console.width} columns: {', '.join(hidden)} left out "
+            "(a wider terminal shows them; --json has every field)"
+        )
 
 
 def _percent(value: object) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from arbiter.cli.app import app
-from arbiter.cli.common import echo_json, note, out_console
+from arbiter.cli.common import TableColumn, echo_json, fitted_table, note, out_console
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -93,25 +93,34 @@ def _shown_default(argument: dict[str, Any]) -> str:
     return json.dumps(argument["default"], ensure_ascii=False)
 
 
-def _list_table(described: list[dict[str, Any]]) -> RenderableType:
-    from rich.table import Table
+SCORER_COLUMNS = (
+    TableColumn("scorer", keep=0),
+    TableColumn("kind", keep=3),
+    TableColumn("version", keep=4, right=True),
+    TableColumn("arguments", keep=2, wrap=True, narrowest=16),
+    TableColumn("description", keep=1, wrap=True, narrowest=24),
+)
+"""The columns of ``arbiter scorers``; at a narrow width version and kind go first, and
+a scorer's name is never cut."""
 
-    table = Table(title="scorers", title_justify="left")
-    for column in ("scorer", "kind", "version", "arguments", "description"):
-        table.add_column(column, overflow="fold")
+
+def _list_table(described: list[dict[str, Any]], width: int) -> tuple[RenderableType, list[str]]:
+    rows = []
     for entry in described:
         arguments = "\n".join(
             f"{a['name']} (required)" if a["required"] else f"{a['name']}={_shown_default(a)}"
             for a in entry["arguments"]
         )
-        table.add_row(
-            _t(entry["name"]),
-            entry["kind"],
-            _t(entry["version"]),
-            _multiline(arguments or "-"),
-            _t(entry["description"]),
+        rows.append(
+            [
+                _t(entry["name"]),
+                entry["kind"],
+                _t(entry["version"]),
+                _multiline(arguments or "-"),
+                _t(entry["description"]),
+            ]
         )
-    return table
+    return fitted_table("scorers", SCORER_COLUMNS, rows, width)
 
 
 def _t(value: object) -> Any:
@@ -187,4 +196,11 @@ def scorers(
     elif name is not None:
         out_console().print(_one_scorer(described[0]))
     else:
-        out_console().print(_list_table(described))
+        console = out_console()
+        table, hidden = _list_table(described, console.width)
+        console.print(table)
+        if hidden:
+            note(
+                f"{console.width} columns: {', '.join(hidden)} left out (a wider terminal "
+                "shows them; arbiter scorers NAME shows one in full)"
+            )
