@@ -96,7 +96,7 @@ def _shown_default(argument: dict[str, Any]) -> str:
 SCORER_COLUMNS = (
     TableColumn("scorer", keep=0),
     TableColumn("kind", keep=3),
-    TableColumn("version", keep=4, right=True),
+    TableColumn("version", keep=4),
     TableColumn("arguments", keep=2, wrap=True, narrowest=16),
     TableColumn("description", keep=1, wrap=True, narrowest=24),
 )
