@@ -7,11 +7,103 @@ each command imports the engine it drives inside its body, so ``arbiter --help``
 
 from __future__ import annotations
 
-from typing import Annotated
+import inspect
+import re
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["app"]
+__all__ = ["ArbiterCommand", "ArbiterGroup", "app", "tidy_help"]
+
+_RANGE_OR_LIST = re.compile(r"^<(?:list\[(\w+)\]|(\w+) range)>$")
+
+
+def one_line_paragraphs(text: str | None) -> str | None:
+    """A docstring as help: each paragraph on one line (a line break inside a paragraph
+    is the source's wrapping, not the reader's), blank lines kept between paragraphs;
+    a paragraph starting with ``\\b`` keeps its lines."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        part if part.startswith("\b") else " ".join(part.split("\n")) for part in paragraphs
+    )
+
+
+def _plain_placeholder(param: Any, ctx: typer.Context) -> None:
+    """A flag takes no value, so it shows no placeholder (was ``<bool>``); a repeatable
+    option shows its element's type, a ranged one its type (the range follows)."""
+    if getattr(param, "metavar", None) is not None or not hasattr(param, "display_type_rich"):
+        return
+    if getattr(param, "is_flag", False):
+        param.metavar = ""
+        return
+    try:
+        shown = param.display_type_rich(ctx)
+    except Exception:  # a Typer without this display: keep its own
+        return
+    found = _RANGE_OR_LIST.match(shown or "")
+    if found is None:
+        return
+    plain = f"<{found[1] or found[2]}>"
+    if getattr(param, "param_type_name", "") == "argument":
+        # An argument's type display ignores its metavar: this instance's says it plainly.
+        repeated = f"{plain}..." if found[1] else plain
+        setattr(param, "display_type_rich", lambda ctx: repeated)  # noqa: B010
+    else:
+        param.metavar = plain
+
+
+class ArbiterCommand(TyperCommand):
+    """A command whose help reads whole: paragraphs unwrapped, plain placeholders."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = one_line_paragraphs(self.help)
+        self.short_help = one_line_paragraphs(self.short_help)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            _plain_placeholder(param, ctx)
+        return params
+
+
+class ArbiterGroup(TyperGroup):
+    """A command group whose help reads as :class:`ArbiterCommand`'s does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = one_line_paragraphs(self.help)
+        self.short_help = one_line_paragraphs(self.short_help)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            _plain_placeholder(param, ctx)
+        return params
+
+
+def tidy_help(typer_app: typer.Typer) -> None:
+    """Give every command and group of ``typer_app`` (sub-groups included) the classes
+    above, unless it names its own; called once every command is registered."""
+    typer_app.info.cls = typer_app.info.cls if _named(typer_app.info.cls) else ArbiterGroup
+    for command in typer_app.registered_commands:
+        if not _named(command.cls):
+            command.cls = ArbiterCommand
+    for group in typer_app.registered_groups:
+        if not _named(group.cls):
+            group.cls = ArbiterGroup
+        if group.typer_instance is not None:
+            tidy_help(group.typer_instance)
+
+
+def _named(cls: Any) -> bool:
+    """Whether a command's class was chosen by its module (Typer's defaults are its own
+    classes, a placeholder or None)."""
+    return isinstance(cls, type) and cls not in (TyperCommand, TyperGroup)
+
 
 app = typer.Typer(
     name="arbiter",
@@ -20,6 +112,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
+    cls=ArbiterGroup,
 )
 
 

@@ -37,11 +37,13 @@ from arbiter.cli import audit_pack as _audit_pack  # noqa: F401  (registers comm
 # isort: on
 import typer
 
-from arbiter.cli.app import app
+from arbiter.cli.app import app, tidy_help
 from arbiter.cli.common import note, usage_error
 from arbiter.errors import ArbiterError, GateFailed, Interrupted
 
 __all__ = ["GC_YOUNG_THRESHOLD", "main", "tune_gc"]
+
+tidy_help(app)  # every command is registered above: their help reads whole
 
 # Typer vendors click in newer releases: click's usage error and base exception are
 # found from the one Typer exports, whichever click it runs on.
