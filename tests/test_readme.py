@@ -124,3 +124,28 @@ def test_a_readme_command_prints_what_the_readme_shows(
     masked = Outcome(outcome.code, [_masked(line) for line in outcome.lines])
     missing = masked.missing(shown)
     assert missing is None, f"{example.code}\nnot printed: {missing!r}\n" + "\n".join(outcome.lines)
+
+
+def test_the_quick_start_names_the_installed_version() -> None:
+    import arbiter
+
+    page = (README.parent / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    (shown,) = re.findall(r"prints the installed version \(`arbiter ([^`]+)`\)", page)
+    assert shown == arbiter.__version__
+
+
+def test_the_quick_start_names_every_reason_a_test_is_skipped_for() -> None:
+    # What the suite skips on when the machine lacks it; the quick start lists each.
+    page = (README.parent / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    sources = "\n".join(
+        path.read_text(encoding="utf-8") for path in (README.parent / "tests").rglob("*.py")
+    )
+    needs = {
+        "ARBITER_TEST_POSTGRES_URL": "ARBITER_TEST_POSTGRES_URL",
+        "/usr/bin/chromium": "/usr/bin/chromium",
+        "no openssl": "`openssl`",
+        "root writes": "other than root",
+    }
+    for in_tests, on_page in needs.items():
+        assert in_tests in sources, in_tests  # the skip still exists
+        assert on_page in page, on_page
