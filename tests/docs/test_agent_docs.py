@@ -39,3 +39,23 @@ def test_page_runs_each_agent_command(command: str) -> None:
 def test_file_shown_on_the_page_is_the_file(block: Block) -> None:
     assert block.caption is not None
     assert block.text == (REPO / block.caption).read_text(encoding="utf-8")
+
+
+def _formats_table() -> dict[str, str]:
+    """The rows of the page's formats table: ``--format`` value -> what it reads."""
+    rows: dict[str, str] = {}
+    lines = PAGE.read_text(encoding="utf-8").splitlines()
+    start = lines.index("| `--format` | what it reads |")
+    for line in lines[start + 2 :]:
+        if not line.startswith("| `"):
+            break
+        name, summary = line[2:-2].split(" | ", 1)
+        rows[name.strip("`")] = summary
+    return rows
+
+
+def test_the_formats_table_is_the_registry_of_trajectory_formats() -> None:
+    from arbiter.trajectories.formats import TrajectoryFormatRegistry
+
+    registered = TrajectoryFormatRegistry.default(plugins=False).formats()
+    assert _formats_table() == {f.name: f.summary for f in registered}

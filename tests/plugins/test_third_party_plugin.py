@@ -1,12 +1,16 @@
-"""A third-party plugin adds a system kind and a provider through entry points alone.
+"""A third-party plugin adds a system kind, a provider and a trajectory format through
+entry points alone.
 
 One real distribution (``arbiter-test-plugin``: a ``*.dist-info`` with its
 ``entry_points.txt``, as ``pip install`` leaves it, on ``sys.path``) publishes a system
-kind in ``arbiter.systems`` and a provider in ``arbiter.providers``; nothing of
+kind in ``arbiter.systems``, a provider in ``arbiter.providers`` and a trajectory format
+in ``arbiter.trajectory_formats``; nothing of
 Arbiter's is edited or registered by the test. Both are then used end to end as a user
 would: ``arbiter run --system echo`` with a ``rubric`` scorer judged by the plugin's
 provider, the same run from an eval file, and ``--resume`` rebuilding the plugin's
-system from the stored run.
+system from the stored run; ``arbiter agent score`` reading the plugin's agent log
+(told from the file, and by ``--format``), and ``POST /v1/trajectories`` storing a record
+of it.
 """
 
 from __future__ import annotations
@@ -77,16 +81,74 @@ PLUGIN_SOURCE = textwrap.dedent(
 
     def canned_provider(settings, http):
         return CannedJudge()
+
+
+    def _trajectory(record, source, line):
+        from arbiter.contract import Trajectory
+
+        log = record["agent_log"]
+        steps = [
+            {"kind": "tool_call", "name": a["tool"], "arguments": a.get("args", {})}
+            for a in log["actions"]
+        ]
+        return Trajectory.model_validate(
+            {
+                "id": log["id"],
+                "agent": {"name": "log-agent"},
+                "steps": steps,
+                "final_answer": log.get("answer"),
+                "status": "completed" if log.get("answer") else "incomplete",
+                "source": {"format": "agent_log", "file": source, "line": line},
+            }
+        )
+
+
+    def _read_file(file, options):
+        from arbiter.trajectories.formats import numbered_runs
+
+        lines = file.read_text(encoding="utf-8").splitlines()
+        found = [
+            _trajectory(json.loads(text), str(file), number)
+            for number, text in enumerate(lines, 1)
+            if text.strip()
+        ]
+        return numbered_runs(found, file, "agent_log")
+
+
+    def _read_record(record, options):
+        from arbiter.trajectories.formats import record_runs
+
+        return record_runs([_trajectory(record, options.source, 1)], "agent_log")
+
+
+    def make_format():
+        from arbiter.trajectories.formats import MATCH, TrajectoryFormat
+
+        return TrajectoryFormat(
+            name="agent_log",
+            summary="the test plugin's agent log, one run a line",
+            read_file=_read_file,
+            read_record=_read_record,
+            resemblance=lambda r: MATCH if isinstance(r, dict) and "agent_log" in r else 0.0,
+        )
     '''
 )
 
 ENTRY_POINTS: dict[str, dict[str, str]] = {
     "arbiter.systems": {"echo": f"{PLUGIN_MODULE}:KIND"},
     "arbiter.providers": {"canned": f"{PLUGIN_MODULE}:canned_provider"},
-    # TRAJECTORY FORMAT: the trajectory-format registry adds its entry point here, e.g.
-    # "arbiter.trajectory_formats": {"<name>": f"{PLUGIN_MODULE}:<FORMAT>"}, with its
-    # source in PLUGIN_SOURCE and a test below that imports a trace through it.
+    "arbiter.trajectory_formats": {"agent_log": f"{PLUGIN_MODULE}:make_format"},
 }
+AGENT_LOG = [
+    {
+        "agent_log": {
+            "id": "order-7",
+            "actions": [{"tool": "get_order", "args": {"id": 7}}],
+            "answer": "Order 7 shipped.",
+        }
+    },
+    {"agent_log": {"id": "order-8", "actions": [{"tool": "get_order", "args": {"id": 8}}]}},
+]
 
 RUBRIC = "rubric:provider=canned,model=canned-1,rubric=Names the capital of France"
 ROWS = [
@@ -188,3 +250,64 @@ def test_without_the_distribution_the_kind_is_unknown(cli: Any, dataset: Path) -
     result = cli("run", "--dataset", str(dataset), "--system", "echo", "--target", "answer")
     assert result.code != 0
     assert "'echo' is not a system kind" in result.err
+
+
+@pytest.fixture
+def agent_log(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.log.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in AGENT_LOG), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["told", "named"])
+def test_agent_score_reads_the_plugin_s_trajectory_format(
+    cli: Any, plugin: Any, agent_log: Path, named: bool
+) -> None:
+    given = ["--format", "agent_log"] if named else []
+    result = cli(
+        "agent", "score", str(agent_log), *given, "--scorer", "completed",
+        "--scorer", "tool_calls", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["n_trajectories"] == 2
+    verdicts = {run["case_id"]: run["passed"] for run in report["runs"]}
+    assert verdicts == {"order-7": True, "order-8": False}
+
+
+def test_agent_formats_lists_the_plugin_s_format(cli: Any, plugin: Any) -> None:
+    result = cli("agent", "formats", "--json")
+    assert result.code == 0, result.err
+    listed = {f["name"]: f["summary"] for f in json.loads(result.out)}
+    assert listed["agent_log"] == "the test plugin's agent log, one run a line"
+    assert "otlp" in listed
+
+
+def test_the_server_stores_a_record_of_the_plugin_s_format(plugin: Any, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from arbiter.config import Settings
+    from arbiter.server.app import create_app
+    from arbiter.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'server.db'}")
+    settings = Settings(db_url=store.url, home=tmp_path / "home")
+    with TestClient(create_app(settings, store=store)) as client:
+        schema = client.get("/v1/openapi.json").json()
+        submission = schema["components"]["schemas"]["TrajectorySubmission"]
+        options = submission["properties"]["format"]["anyOf"]
+        assert any("agent_log" in option.get("enum", []) for option in options)
+        answer = client.post("/v1/trajectories", json={"record": AGENT_LOG[0]})
+        assert answer.status_code == 201, answer.text
+        (stored,) = answer.json()["items"]
+        assert (stored["source_format"], stored["agent"]) == ("agent_log", "log-agent")
+        assert [step["name"] for step in stored["trajectory"]["steps"]] == ["get_order"]
+        listed = client.get("/v1/trajectories", params={"agent": "log-agent"}).json()
+        assert [row["id"] for row in listed["items"]] == [stored["id"]]
+    store.close()
+
+
+def test_without_the_distribution_the_format_is_unknown(cli: Any, agent_log: Path) -> None:
+    result = cli("agent", "score", str(agent_log), "--format", "agent_log")
+    assert result.code == 3
+    assert "unknown format" in result.err

@@ -134,9 +134,7 @@ def test_a_protobuf_file_is_otlp_by_its_extension(tmp_path: Path, suffix: str) -
     assert detect_format(file) == "otlp"
 
 
-@pytest.mark.parametrize(
-    "content", ['{"rows": [1, 2]}\n', "[1, 2]\n", "", "not json at all\n", '["a", {"role": 1}]']
-)
+@pytest.mark.parametrize("content", ['{"rows": [1, 2]}\n', "[1, 2]\n", "", "\n\n"])
 def test_a_file_whose_format_cannot_be_told_lists_the_formats(tmp_path: Path, content: str) -> None:
     file = tmp_path / "mystery.json"
     file.write_text(content)
@@ -230,12 +228,15 @@ def test_a_mapping_selects_the_mapping_format(tmp_path: Path) -> None:
 
 
 def test_the_mapping_format_without_a_mapping_is_refused() -> None:
-    with pytest.raises(InputError, match=r"--format mapping needs a mapping file"):
+    with pytest.raises(InputError, match=r"the mapping format needs a mapping \(--mapping FILE"):
         load_runs([UDERIA_SAMPLE], format="mapping")
 
 
 def test_an_unknown_format_is_refused_with_the_known_ones() -> None:
-    with pytest.raises(InputError, match=r"--format 'csv': unknown format; expected one of otlp"):
+    with pytest.raises(
+        InputError,
+        match=r"--format 'csv': unknown format; expected one of mapping, openai_messages",
+    ):
         load_runs([UDERIA_SAMPLE], format="csv")
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from arbiter.scoring.base import BuiltScorer
     from arbiter.trajectories.loader import ImportedRun
 
-__all__ = ["agent_app", "diff", "mine", "run", "score"]
+__all__ = ["agent_app", "diff", "formats", "mine", "run", "score"]
 
 agent_app = typer.Typer(
     name="agent",
@@ -37,12 +37,23 @@ app.add_typer(agent_app, name="agent")
 GateOption = Literal["reward", "scorers", "both"]
 
 _FILES = typer.Argument(help="Trajectory files (format told from their content).")
+
+
+def _format_names(incomplete: str) -> list[str]:
+    """The registered formats' names that start with what was typed (shell completion)."""
+    from arbiter.trajectories.formats import TrajectoryFormatRegistry
+
+    return [n for n in TrajectoryFormatRegistry.default().names() if n.startswith(incomplete)]
+
+
 FormatOption = Annotated[
     str | None,
     typer.Option(
         "--format",
-        help="The files' format, instead of telling it: otlp, openinference, "
-        "openai_messages, tau_bench, tau2_bench or mapping.",
+        metavar="FORMAT",
+        autocompletion=_format_names,
+        help="The files' format, instead of telling it: a format `arbiter agent formats` "
+        "lists (plugins add theirs).",
     ),
 ]
 MappingOption = Annotated[
@@ -333,6 +344,33 @@ def diff(
     from arbiter.cli.agent_render import diff_renderable
 
     out_console().print(diff_renderable(result, name_a=str(a), name_b=str(b)))
+
+
+@agent_app.command("formats")
+def formats(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the formats as JSON.")] = False,
+) -> None:
+    """The trajectory formats `agent score`, `mine` and `diff` read (plugins' included)."""
+    from arbiter.trajectories.formats import TrajectoryFormatRegistry
+
+    found = TrajectoryFormatRegistry.default().formats()
+    if as_json:
+        echo_json(
+            [
+                {
+                    "name": f.name,
+                    "summary": f.summary,
+                    "told_from_content": f.resemblance is not None or bool(f.suffixes),
+                    "accepts_records": f.read_record is not None,
+                    "reads_spans": f.spans is not None,
+                }
+                for f in found
+            ]
+        )
+        return
+    from arbiter.cli.agent_render import formats_renderable
+
+    out_console().print(formats_renderable(found))
 
 
 def _write_new(path: Path, text: str, *, replace: bool) -> None:

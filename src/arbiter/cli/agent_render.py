@@ -18,8 +18,9 @@ from arbiter.service.agent_diff import AgentDiff, CaseDiff
 from arbiter.service.agent_mining import MinedCases
 from arbiter.service.agents import AgentScoreReport, PassHatK, RunVerdict
 from arbiter.trajectories.diff import CallChange, CallView, VerdictFlip
+from arbiter.trajectories.formats import TrajectoryFormat
 
-__all__ = ["diff_renderable", "mined_renderable", "score_renderable"]
+__all__ = ["diff_renderable", "formats_renderable", "mined_renderable", "score_renderable"]
 
 _CELL = 60
 """Characters of an untrusted value shown in one table cell."""
@@ -246,3 +247,16 @@ def _side(passed: bool | None, band: str | None) -> Text:
     if band is not None:
         text.append(f" ({band})")
     return text
+
+
+def formats_renderable(formats: Sequence[TrajectoryFormat]) -> RenderableType:
+    """``agent formats``: each format's name, whether it is told from a file, its summary."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("format", no_wrap=True)
+    table.add_column("told", no_wrap=True)
+    table.add_column("what it reads")
+    for each in formats:
+        told = each.resemblance is not None or bool(each.suffixes)
+        # A plugin's name and summary are its author's text: shown inert.
+        table.add_row(_t(each.name), "yes" if told else "named", _t(each.summary, limit=400))
+    return table

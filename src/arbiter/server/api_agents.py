@@ -39,9 +39,11 @@ from arbiter.service.trajectories import (
     import_record,
     run_of,
     score_and_store,
+    submit_formats,
 )
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import get_trajectory, list_trajectories
+from arbiter.trajectories.formats import TrajectoryFormatRegistry
 
 __all__ = ["TrajectoriesOut", "TrajectorySubmission", "router"]
 
@@ -58,16 +60,15 @@ BandFilter = Annotated[
     Literal["healthy", "review", "danger", "none"] | None,
     Query(description="Only runs in this band (none: not evaluated)."),
 ]
-SubmitFormat = Literal[
-    "trajectory",
-    "flow",
-    "otlp",
-    "openinference",
-    "openai_messages",
-    "tau_bench",
-    "tau2_bench",
-    "mapping",
-]
+
+
+def _listed_formats(schema: dict[str, Any]) -> None:
+    """The formats a submission may name, listed in the OpenAPI schema when it is made
+    (from the formats registered then: built-ins and installed plugins)."""
+    names = list(submit_formats())
+    for option in schema.get("anyOf", [schema]):
+        if option.get("type") == "string":
+            option["enum"] = names
 
 
 class TrajectorySubmission(BaseModel):
@@ -83,8 +84,9 @@ class TrajectorySubmission(BaseModel):
     """A record of an importer's format: an OpenAI conversation (``{"messages": [...]}``),
     a τ-bench result (or a list of them), τ²-bench results, an OTLP or OpenInference
     export request (``{"resourceSpans": [...]}``), a platform record (with ``mapping``)."""
-    format: SubmitFormat | None = None
-    """The record's format; default: told from the record."""
+    format: str | None = Field(default=None, max_length=100, json_schema_extra=_listed_formats)
+    """The record's format (``trajectory``, ``flow`` or a registered trajectory format's
+    name); default: told from the record."""
     mapping: str | None = Field(default=None, max_length=100)
     """The shipped mapping of the ``mapping`` format (``uderia_turn``)."""
     assertions: dict[str, JsonValue] = Field(default_factory=dict)
@@ -117,15 +119,29 @@ def app_scoring(request: Request) -> AgentRunScoring:
     return scoring
 
 
+def app_formats(request: Request) -> TrajectoryFormatRegistry:
+    """The app's trajectory formats (built-ins and installed plugins), found on first use."""
+    formats = getattr(request.app.state, "trajectory_formats", None)
+    if formats is None:
+        formats = request.app.state.trajectory_formats = TrajectoryFormatRegistry.default()
+    assert isinstance(formats, TrajectoryFormatRegistry)
+    return formats
+
+
+Formats = Annotated[TrajectoryFormatRegistry, Depends(app_formats)]
+
+
 def app_ingest(
     request: Request,
     store: StoreDep,
     scoring: Annotated[AgentRunScoring, Depends(app_scoring)],
+    formats: Formats,
 ) -> TraceIngest:
     """The app's OTLP ingest (its buffer of recent traces), made on first use."""
     ingest = getattr(request.app.state, "trace_ingest", None)
     if ingest is None:
-        ingest = request.app.state.trace_ingest = TraceIngest(store, scoring)
+        ingest = TraceIngest(store, scoring, formats=formats)
+        request.app.state.trace_ingest = ingest
     assert isinstance(ingest, TraceIngest)
     return ingest
 
@@ -180,13 +196,21 @@ async def submit_trajectory(
     store: StoreDep,
     who: Who,
     scoring: Annotated[AgentRunScoring, Depends(app_scoring)],
+    formats: Formats,
 ) -> TrajectoriesOut:
     """Score one agent run with the deterministic trajectory scorers and store it."""
+    if body.format is not None and body.format not in submit_formats(formats):
+        listed = ", ".join(submit_formats(formats))
+        raise ApiError(
+            422, f"unknown format {body.format[:100]!r}; expected one of {listed}", field="format"
+        )
     subject = body.trajectory or body.flow
     if subject is not None:
         runs = [run_of(subject)]
     else:
-        runs = import_record(body.record, format=body.format, mapping=body.mapping)
+        runs = import_record(
+            body.record, format=body.format, mapping=body.mapping, registry=formats
+        )
     if not runs:
         raise ApiError(400, "the record holds no agent run", field="body.record")
     stored = await score_and_store(

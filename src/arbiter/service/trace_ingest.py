@@ -28,23 +28,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from arbiter.contract import StoredTrajectory, Trajectory
+from arbiter.contract import StoredTrajectory
 from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
 from arbiter.telemetry_eval import EVALUATION_OPERATION
-from arbiter.trajectories.loader import ImportedRun
-from arbiter.trajectories.openinference import (
-    looks_like_openinference,
-    trajectories_from_openinference,
-)
-from arbiter.trajectories.otlp import (
-    body_format,
-    decode_otlp_body,
-    looks_like_genai,
-    trajectories_from_spans,
-)
+from arbiter.trajectories.formats import ImportedRun, TrajectoryFormat, TrajectoryFormatRegistry
+from arbiter.trajectories.otlp import body_format, decode_otlp_body
 from arbiter.trajectories.otlp_steps import operation
 from arbiter.trajectories.spans import LogRecord, Span
 
@@ -98,6 +89,8 @@ class TraceIngest:
         max_traces: Most traces buffered.
         max_age_s: Seconds a trace stays buffered after it was last touched.
         clock: Seconds, monotonic (tests pass their own).
+        formats: The trajectory formats whose span readers import a trace (the one that
+            claims its spans most); None: the built-in ones and the installed plugins'.
     """
 
     def __init__(
@@ -108,8 +101,10 @@ class TraceIngest:
         max_traces: int = MAX_TRACES,
         max_age_s: float = MAX_AGE_S,
         clock: Callable[[], float] = time.monotonic,
+        formats: TrajectoryFormatRegistry | None = None,
     ) -> None:
         self.store, self.scoring = store, scoring
+        self.formats = formats or TrajectoryFormatRegistry.default()
         self.max_traces, self.max_age_s, self._clock = max_traces, max_age_s, clock
         self._traces: OrderedDict[tuple[str | None, str], _Trace] = OrderedDict()
 
@@ -153,10 +148,12 @@ class TraceIngest:
             if not trace.spans:
                 continue  # log records waiting for their spans
             found = list(trace.spans.values())
-            if not _is_agents(found):
+            reader = self._span_format(found)
+            if reader is None:
                 report.ignored_traces += 1
                 continue
-            snapshots.append((key, trace.version, self._runs(found, trace.logs, content_type)))
+            runs = self._runs(reader, found, trace.logs, content_type)
+            snapshots.append((key, trace.version, runs))
         records: list[tuple[tuple[str | None, str], int, list[StoredTrajectory]]] = []
         for key, version, runs in snapshots:
             scored = [await self._score(run, owner) for run in runs]
@@ -207,17 +204,20 @@ class TraceIngest:
                 break
             del self._traces[key]
 
+    def _span_format(self, spans: list[Span]) -> TrajectoryFormat | None:
+        """The format whose span reader takes a trace: None when no format claims it as
+        an agent's (Arbiter's own verdict events, sent back to it, are no run)."""
+        return self.formats.span_format([s for s in spans if operation(s) != EVALUATION_OPERATION])
+
     @staticmethod
-    def _runs(spans: list[Span], logs: list[LogRecord], content_type: str) -> list[ImportedRun]:
-        trajectories: list[Trajectory]
-        if looks_like_openinference(spans):
-            trajectories = trajectories_from_openinference(spans)
-        else:
-            trajectories = trajectories_from_spans(
-                spans, logs, source_format=body_format(content_type)
-            )
+    def _runs(
+        reader: TrajectoryFormat, spans: list[Span], logs: list[LogRecord], content_type: str
+    ) -> list[ImportedRun]:
+        assert reader.spans is not None  # span_format() returns span formats only
+        trajectories = reader.spans.read(spans, logs, body_format(content_type))
         return [
-            ImportedRun(t, None, t.id or "trace", 0, source_format="otlp") for t in trajectories
+            ImportedRun(t, None, t.id or "trace", 0, source_format=reader.name)
+            for t in trajectories
         ]
 
     async def _score(self, run: ImportedRun, owner: str | None) -> StoredTrajectory:
@@ -252,14 +252,6 @@ class TraceIngest:
         for trace, ids in current:
             trace.stored = ids
         report.stored.extend(records)
-
-
-def _is_agents(spans: list[Span]) -> bool:
-    """Whether a trace holds an agent's spans: OpenInference ones, or GenAI ones that are
-    not only evaluations (Arbiter's own verdict events, sent back to it, are no run)."""
-    if looks_like_openinference(spans):
-        return True
-    return looks_like_genai(s for s in spans if operation(s) != EVALUATION_OPERATION)
 
 
 def is_otlp_media_type(content_type: str | None) -> bool:

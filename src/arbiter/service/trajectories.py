@@ -20,7 +20,6 @@ evaluated (``passed=None``) when every scorer abstained.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import uuid
@@ -52,12 +51,13 @@ from arbiter.service.online_agents import agent_pipeline, score_trajectory, traj
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
 from arbiter.telemetry import Telemetry
-from arbiter.trajectories.loader import FORMATS, ImportedRun, format_of_record
+from arbiter.trajectories.formats import ImportedRun, ImportOptions, TrajectoryFormatRegistry
+from arbiter.trajectories.mapping_schema import RecordMapping
 from arbiter.trajectories.verdict import turn_failed
 from arbiter.validation import validate_document
 
 __all__ = [
-    "SUBMIT_FORMATS",
+    "CONTRACT_FORMATS",
     "AgentRunScoring",
     "agent_run_scoring",
     "import_record",
@@ -67,11 +67,12 @@ __all__ = [
     "score_run",
     "store_sample_trajectories",
     "stored_record",
+    "submit_formats",
 ]
 
-SUBMIT_FORMATS = ("trajectory", "flow", *FORMATS)
-"""What a submitted record may be: the contract's own ``Trajectory`` or ``FlowRun``, or a
-record of an importer's format (``mapping`` with a shipped mapping only)."""
+CONTRACT_FORMATS = ("trajectory", "flow")
+"""The formats of a submitted record besides the registered ones: the contract's own
+``Trajectory`` and ``FlowRun`` documents."""
 
 _BODY = "request body"
 
@@ -108,32 +109,49 @@ def agent_run_scoring(
     )
 
 
+def submit_formats(registry: TrajectoryFormatRegistry | None = None) -> tuple[str, ...]:
+    """What a submitted record may be: the contract's own ``Trajectory`` or ``FlowRun``,
+    or a record of a registered format that reads records."""
+    registry = registry or TrajectoryFormatRegistry.default()
+    return (*CONTRACT_FORMATS, *registry.record_formats())
+
+
 def import_record(
-    record: JsonValue, *, format: str | None = None, mapping: str | None = None
+    record: JsonValue,
+    *,
+    format: str | None = None,
+    mapping: str | None = None,
+    registry: TrajectoryFormatRegistry | None = None,
 ) -> list[ImportedRun]:
     """The runs of one submitted record (a request body's).
 
     Args:
         record: The parsed record: a ``Trajectory`` or ``FlowRun`` document, or a record
-            of an importer's format (an OpenAI conversation, a τ-bench result or a list
+            of a registered format (an OpenAI conversation, a τ-bench result or a list
             of them, a τ²-bench results document, an OTLP / OpenInference export
             request, a platform record).
-        format: One of :data:`SUBMIT_FORMATS`; None: told from the record
-            (:func:`~arbiter.trajectories.loader.format_of_record`, else a trajectory).
+        format: One of :func:`submit_formats`; None: told from the record (the format it
+            wholly resembles, else a trajectory or a flow).
         mapping: The shipped mapping of the ``mapping`` format (e.g. ``uderia_turn``).
+        registry: The formats; None: the built-in ones and the installed plugins'.
 
     Raises:
         InputError: An unknown format, a mapping that is not shipped, or a record that is
             not what its format says (``request body: why``).
     """
-    if format is not None and format not in SUBMIT_FORMATS:
-        listed = ", ".join(SUBMIT_FORMATS)
+    registry = registry or TrajectoryFormatRegistry.default()
+    if format is not None and format not in submit_formats(registry):
+        listed = ", ".join(submit_formats(registry))
         raise InputError(f"format {format!r}: unknown format; expected one of {listed}")
     chosen = format or ("mapping" if mapping is not None else None)
-    chosen = chosen or format_of_record(record) or ("flow" if _looks_like_flow(record) else None)
+    chosen = chosen or registry.format_of_record(record)
+    chosen = chosen or ("flow" if _looks_like_flow(record) else None)
     if chosen is None:
         if not (isinstance(record, dict) and record.keys() & Trajectory.model_fields.keys()):
-            listed = ", ".join(SUBMIT_FORMATS)
+            closest, score = registry.resembled(record)
+            if closest is not None and closest.read_record is not None and score > 0:
+                return _imported(record, closest.name, mapping, registry)
+            listed = ", ".join(submit_formats(registry))
             raise InputError(
                 f"{_BODY}: cannot tell the record's format; name it with 'format' (one of {listed})"
             )
@@ -142,7 +160,7 @@ def import_record(
         return [run_of(validate_document(Trajectory, record, where=_BODY))]
     if chosen == "flow":
         return [run_of(validate_document(FlowRun, record, where=_BODY))]
-    return _imported(record, chosen, mapping)
+    return _imported(record, chosen, mapping, registry)
 
 
 def _looks_like_flow(record: JsonValue) -> bool:
@@ -157,49 +175,26 @@ def run_of(subject: Trajectory | FlowRun, format: str | None = None) -> Imported
     return ImportedRun(trajectory, flow, subject.id or _BODY, 0, source_format=kind)
 
 
-def _imported(record: JsonValue, format: str, mapping: str | None) -> list[ImportedRun]:
-    text = json.dumps(record, ensure_ascii=False)
-    if format in ("tau_bench", "tau2_bench"):
-        from arbiter.trajectories.loader import trial_run
-
-        if format == "tau_bench":
-            from arbiter.trajectories.tau_bench import parse_tau_bench
-
-            trials = parse_tau_bench(text, source=_BODY)
-        else:
-            from arbiter.trajectories.tau2_bench import parse_tau2_bench
-
-            trials = parse_tau2_bench(text, source=_BODY)
-        return [trial_run(trial, format) for trial in trials]
-    trajectories: list[Trajectory]
-    if format == "openai_messages":
-        from arbiter.trajectories.openai_messages import conversation_to_trajectory
-
-        trajectories = [conversation_to_trajectory(record, source=_BODY, line=1)]
-    elif format in ("otlp", "openinference"):
-        from arbiter.trajectories.openinference import trajectories_from_openinference
-        from arbiter.trajectories.otlp import JSON_FORMAT, trajectories_from_spans
-        from arbiter.trajectories.spans import decode_otlp_json
-
-        spans, logs = decode_otlp_json(record, where=_BODY)
-        if format == "otlp":
-            trajectories = trajectories_from_spans(spans, logs, source_format=JSON_FORMAT)
-        else:
-            trajectories = trajectories_from_openinference(spans)
-    else:
-        trajectories = [_mapped(record, mapping)]
-    return [run_of(t, format) for t in trajectories]
+def _imported(
+    record: JsonValue, format: str, mapping: str | None, registry: TrajectoryFormatRegistry
+) -> list[ImportedRun]:
+    reader = registry.format(format).read_record
+    if reader is None:  # submit_formats() lists only formats that read records
+        raise InputError(f"format {format!r} does not read a submitted record")
+    options = ImportOptions(mapping=_shipped_mapping(mapping), source=_BODY)
+    return reader(record, options)
 
 
-def _mapped(record: JsonValue, mapping: str | None) -> Trajectory:
-    from arbiter.trajectories.mapping import map_record
+def _shipped_mapping(mapping: str | None) -> RecordMapping | None:
+    """The shipped mapping a request names: a request must never name a server's file."""
     from arbiter.trajectories.mapping_schema import BUILTIN_MAPPINGS, load_mapping
 
-    # Only a shipped mapping: a request must not name a file of the server's.
+    if mapping is None:
+        return None
     if mapping not in BUILTIN_MAPPINGS:
         shipped = ", ".join(BUILTIN_MAPPINGS)
         raise InputError(f"the mapping format needs a shipped mapping ({shipped}), got {mapping!r}")
-    return map_record(record, load_mapping(mapping), where=_BODY)
+    return load_mapping(mapping)
 
 
 def run_id_for(run: Trajectory | FlowRun, *, owner: str | None = None) -> str:

@@ -1,6 +1,8 @@
 """Agent trajectories: importers, deterministic scorers with bands, cases, executors.
 
-- Importers, one module a format (:mod:`~arbiter.trajectories.loader` detects which):
+- Importers, one module a format, each registered in
+  :mod:`~arbiter.trajectories.formats` (:mod:`~arbiter.trajectories.loader` tells which
+  a file is of):
   :mod:`~arbiter.trajectories.otlp` (OpenTelemetry GenAI traces, JSON and protobuf),
   :mod:`~arbiter.trajectories.openinference`, :mod:`~arbiter.trajectories.openai_messages`,
   :mod:`~arbiter.trajectories.tau_bench`, :mod:`~arbiter.trajectories.tau2_bench` and
@@ -22,7 +24,12 @@ import typing as _typing
 
 _MODULES: dict[str, str] = {
     **dict.fromkeys(
-        ["FORMATS", "ImportedRun", "detect_format", "load_runs"], "arbiter.trajectories.loader"
+        ["FORMATS", "ImportedRun", "detect_format", "iter_runs", "load_runs"],
+        "arbiter.trajectories.loader",
+    ),
+    **dict.fromkeys(
+        ["ImportOptions", "TrajectoryFormat", "TrajectoryFormatRegistry"],
+        "arbiter.trajectories.formats",
     ),
     **dict.fromkeys(
         ["import_otlp", "load_otlp", "trajectories_from_spans"], "arbiter.trajectories.otlp"
@@ -63,17 +70,21 @@ __all__ = [
     "AgentExecutor",
     "AgentSystem",
     "HttpStepsExecutor",
+    "ImportOptions",
     "ImportedRun",
     "PrecomputedExecutor",
     "PythonExecutor",
     "RecordMapping",
     "TauBenchTrial",
+    "TrajectoryFormat",
+    "TrajectoryFormatRegistry",
     "TurnVerdict",
     "banded_metric",
     "cases_dataset",
     "default_thresholds",
     "detect_format",
     "import_otlp",
+    "iter_runs",
     "load_cases",
     "load_mapped",
     "load_mapping",
@@ -104,7 +115,18 @@ if _typing.TYPE_CHECKING:
         PythonExecutor,
     )
     from arbiter.trajectories.executors_http import HttpStepsExecutor
-    from arbiter.trajectories.loader import FORMATS, ImportedRun, detect_format, load_runs
+    from arbiter.trajectories.formats import (
+        ImportOptions,
+        TrajectoryFormat,
+        TrajectoryFormatRegistry,
+    )
+    from arbiter.trajectories.loader import (
+        FORMATS,
+        ImportedRun,
+        detect_format,
+        iter_runs,
+        load_runs,
+    )
     from arbiter.trajectories.mapping import RecordMapping, load_mapped, load_mapping, map_record
     from arbiter.trajectories.openai_messages import load_openai_messages, parse_openai_messages
     from arbiter.trajectories.openinference import (

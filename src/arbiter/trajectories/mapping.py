@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -44,6 +45,13 @@ from arbiter.contract import Trajectory, TrajectoryStatus
 from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, read_text
 from arbiter.errors import InputError, MissingField
 from arbiter.systems.base import lookup_path
+from arbiter.trajectories.formats import (
+    ImportedRun,
+    ImportOptions,
+    TrajectoryFormat,
+    numbered_runs,
+    record_runs,
+)
 from arbiter.trajectories.mapping_schema import (
     BUILTIN_MAPPINGS,
     LlmCallPaths,
@@ -60,6 +68,7 @@ from arbiter.validation import describe_validation_error
 __all__ = [
     "BUILTIN_MAPPINGS",
     "FORMAT",
+    "TRAJECTORY_FORMAT",
     "RecordMapping",
     "load_mapped",
     "load_mapping",
@@ -347,3 +356,30 @@ def _error_text(value: Any) -> str | None:
     if value is True:
         return "the step reported an error"
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _mapping_of(options: ImportOptions) -> RecordMapping:
+    if options.mapping is None:
+        raise InputError(
+            "the mapping format needs a mapping (--mapping FILE, or a submission's 'mapping')"
+        )
+    return options.mapping
+
+
+def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    return numbered_runs(load_mapped(file, _mapping_of(options)), file, FORMAT)
+
+
+def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
+    trajectory = map_record(record, _mapping_of(options), where=options.source)
+    return record_runs([trajectory], FORMAT, options.source)
+
+
+TRAJECTORY_FORMAT = TrajectoryFormat(
+    name=FORMAT,
+    summary="your platform's own JSON records, through a mapping of dotted paths "
+    "(`--mapping FILE`)",
+    read_file=_read_file,
+    read_record=_read_record,
+)
+"""The ``mapping`` trajectory format (never guessed: it needs a mapping)."""

@@ -34,7 +34,7 @@ A line that is not such a conversation is an :class:`~arbiter.errors.InputError`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -47,10 +47,19 @@ from arbiter.datasets.jsonio import (
     read_text,
 )
 from arbiter.errors import InputError
+from arbiter.trajectories.formats import (
+    MATCH,
+    ImportedRun,
+    ImportOptions,
+    TrajectoryFormat,
+    numbered_runs,
+    record_runs,
+)
 from arbiter.validation import validate_document
 
 __all__ = [
     "FORMAT",
+    "TRAJECTORY_FORMAT",
     "conversation_to_trajectory",
     "load_openai_messages",
     "messages_document",
@@ -286,3 +295,38 @@ def _content(value: Any, fail: Callable[[str], NoReturn]) -> str | None:
                 fail(f"a text part's 'text' must be a string, got {json_type(text)}")
             texts.append(text)
     return "".join(texts) if texts else None
+
+
+def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    return numbered_runs(load_openai_messages(file), file, FORMAT)
+
+
+def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
+    trajectory = conversation_to_trajectory(record, source=options.source, line=1)
+    return record_runs([trajectory], FORMAT, options.source)
+
+
+def _resemblance(record: Any) -> float:
+    """A conversation record or a list of messages; partly: ``messages`` that is not a
+    list, or a list in which only some items are messages."""
+    if isinstance(record, dict):
+        if isinstance(record.get("messages"), list):
+            return MATCH
+        return 0.5 if "messages" in record else 0.0
+    if not isinstance(record, list) or not record:
+        return 0.0
+    roles = [isinstance(m, dict) and isinstance(m.get("role"), str) for m in record]
+    if all(roles):
+        return MATCH
+    return 0.5 if any(isinstance(m, dict) and "role" in m for m in record) else 0.0
+
+
+TRAJECTORY_FORMAT = TrajectoryFormat(
+    name=FORMAT,
+    summary="OpenAI chat conversations with `tool_calls`, one a line "
+    '(`{"id": ..., "messages": [...]}`)',
+    read_file=_read_file,
+    read_record=_read_record,
+    resemblance=_resemblance,
+)
+"""The ``openai_messages`` trajectory format."""

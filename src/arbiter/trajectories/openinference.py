@@ -44,8 +44,18 @@ from typing import Any
 from arbiter.contract import Trajectory
 from arbiter.datasets.jsonio import json_type, read_text
 from arbiter.errors import InputError
+from arbiter.trajectories.formats import (
+    MATCH,
+    ImportedRun,
+    ImportOptions,
+    SpanReading,
+    TrajectoryFormat,
+    numbered_runs,
+    record_runs,
+)
 from arbiter.trajectories.openinference_attributes import SpanReader, decoded, span_where
 from arbiter.trajectories.spans import (
+    LogRecord,
     Span,
     SpanTree,
     decode_otlp_protobuf,
@@ -58,6 +68,7 @@ from arbiter.validation import validate_document
 __all__ = [
     "FORMAT",
     "MAX_AGENT_DEPTH",
+    "TRAJECTORY_FORMAT",
     "load_openinference",
     "looks_like_openinference",
     "trajectories_from_openinference",
@@ -350,3 +361,60 @@ def _final_answer(root: Span, file: str | None, steps: list[dict[str, Any]]) -> 
             if message["role"] == "assistant" and content and content.strip():
                 return str(content)
     return None
+
+
+_SPECIFIC = MATCH + 0.5  # OpenInference spans are OTLP spans that also say their kind
+
+
+def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    return numbered_runs(load_openinference(file), file, FORMAT)
+
+
+def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
+    from arbiter.trajectories.spans import decode_otlp_json
+
+    spans, _ = decode_otlp_json(record, where=options.source)
+    return record_runs(trajectories_from_openinference(spans), FORMAT, options.source)
+
+
+def _resemblance(record: Any) -> float:
+    if not (isinstance(record, dict) and "resourceSpans" in record):
+        return 0.0
+    return _SPECIFIC if _has_kind_attribute(record) else 0.0
+
+
+def _has_kind_attribute(request: dict[str, Any]) -> bool:
+    """Whether a span of a parsed export request carries ``openinference.span.kind``."""
+    for resource in _dicts(request.get("resourceSpans")):
+        for scope in _dicts(resource.get("scopeSpans")):
+            for span in _dicts(scope.get("spans")):
+                if any(a.get("key") == SPAN_KIND for a in _dicts(span.get("attributes"))):
+                    return True
+    return False
+
+
+def _dicts(value: Any) -> Iterator[dict[str, Any]]:
+    return (
+        (item for item in value if isinstance(item, dict)) if isinstance(value, list) else iter(())
+    )
+
+
+def _claims(spans: Sequence[Span]) -> float:
+    return _SPECIFIC if looks_like_openinference(spans) else 0.0
+
+
+def _read_spans(
+    spans: Sequence[Span], logs: Sequence[LogRecord], source_format: str
+) -> list[Trajectory]:
+    return trajectories_from_openinference(spans)
+
+
+TRAJECTORY_FORMAT = TrajectoryFormat(
+    name=FORMAT,
+    summary="OpenInference spans (`openinference.span.kind` AGENT / TOOL / LLM / RETRIEVER ...)",
+    read_file=_read_file,
+    read_record=_read_record,
+    resemblance=_resemblance,
+    spans=SpanReading(claims=_claims, read=_read_spans),
+)
+"""The ``openinference`` trajectory format."""

@@ -46,6 +46,15 @@ from arbiter.contract import Trajectory
 from arbiter.contract.trajectory import MAX_STEPS
 from arbiter.datasets.jsonio import parse_json, read_text
 from arbiter.errors import InputError
+from arbiter.trajectories.formats import (
+    MATCH,
+    ImportedRun,
+    ImportOptions,
+    SpanReading,
+    TrajectoryFormat,
+    numbered_runs,
+    record_runs,
+)
 from arbiter.trajectories.otlp_messages import clip, model_messages
 from arbiter.trajectories.otlp_steps import (
     MODEL_OPERATIONS,
@@ -74,6 +83,7 @@ __all__ = [
     "JSON_FORMAT",
     "MAX_AGENT_DEPTH",
     "PROTOBUF_FORMAT",
+    "TRAJECTORY_FORMAT",
     "body_format",
     "decode_otlp_body",
     "import_otlp",
@@ -365,3 +375,41 @@ def _read_bytes(file: Path) -> bytes:
         raise InputError(f"{file}: no such file") from None
     except OSError as exc:
         raise InputError(f"{file}: cannot read the trace file: {exc.strerror or exc}") from None
+
+
+def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    return numbered_runs(load_otlp(file), file, "otlp")
+
+
+def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
+    spans, logs = decode_otlp_json(record, where=options.source)
+    trajectories = trajectories_from_spans(spans, logs, source_format=JSON_FORMAT)
+    return record_runs(trajectories, "otlp", options.source)
+
+
+def _resemblance(record: Any) -> float:
+    return MATCH if isinstance(record, dict) and "resourceSpans" in record else 0.0
+
+
+def _claims(spans: Sequence[Span]) -> float:
+    return MATCH if looks_like_genai(spans) else 0.0
+
+
+def _read_spans(
+    spans: Sequence[Span], logs: Sequence[LogRecord], source_format: str
+) -> list[Trajectory]:
+    return trajectories_from_spans(spans, logs, source_format=source_format)
+
+
+TRAJECTORY_FORMAT = TrajectoryFormat(
+    name="otlp",
+    summary="OpenTelemetry traces following the GenAI semantic conventions "
+    "(`invoke_agent`, `execute_tool`, `chat` spans): the collector's file-exporter JSON "
+    "lines, or OTLP protobuf (`.pb`)",
+    read_file=_read_file,
+    read_record=_read_record,
+    resemblance=_resemblance,
+    suffixes=frozenset({".pb", ".binpb"}),
+    spans=SpanReading(claims=_claims, read=_read_spans),
+)
+"""The ``otlp`` trajectory format."""

@@ -20,9 +20,10 @@ leaves it out as the benchmark's metrics do.
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,20 @@ from pydantic import JsonValue
 from arbiter.contract import Score, Trajectory
 from arbiter.datasets.jsonio import json_type, parse_json, read_json_file, read_text
 from arbiter.errors import InputError
+from arbiter.trajectories.formats import MATCH, ImportedRun, ImportOptions, TrajectoryFormat
 from arbiter.trajectories.tau2_messages import may_precede, parse_timestamp, tau2_messages_document
-from arbiter.trajectories.tau_bench import TauBenchTrial, reward_passed, tau_bench_pass_hat_k
+from arbiter.trajectories.tau_bench import (
+    TauBenchTrial,
+    reward_passed,
+    tau_bench_pass_hat_k,
+    trial_run,
+)
 from arbiter.validation import validate_document
 
 __all__ = [
     "FORMAT",
     "NON_EVALUABLE_TERMINATIONS",
+    "TRAJECTORY_FORMAT",
     "load_tau2_bench",
     "parse_tau2_bench",
     "tau2_bench_pass_hat_k",
@@ -293,3 +301,35 @@ def _object(value: Any) -> dict[str, Any]:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    return (trial_run(trial, FORMAT) for trial in load_tau2_bench(file))
+
+
+def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
+    text = json.dumps(record, ensure_ascii=False)
+    return [trial_run(trial, FORMAT) for trial in parse_tau2_bench(text, source=options.source)]
+
+
+def _resemblance(record: Any) -> float:
+    """A results document: its ``simulations``, or (the runner's directory format) its
+    ``info`` and ``tasks`` alone; partly: ``simulations`` that is not a list."""
+    if not isinstance(record, dict):
+        return 0.0
+    if isinstance(record.get("simulations"), list):
+        return MATCH
+    if isinstance(record.get("info"), dict) and isinstance(record.get("tasks"), list):
+        return MATCH
+    return 0.5 if "simulations" in record else 0.0
+
+
+TRAJECTORY_FORMAT = TrajectoryFormat(
+    name=FORMAT,
+    summary="τ²-bench results JSON (`simulations`, or `results.json` beside a "
+    "`simulations/` directory)",
+    read_file=_read_file,
+    read_record=_read_record,
+    resemblance=_resemblance,
+)
+"""The ``tau2_bench`` trajectory format."""

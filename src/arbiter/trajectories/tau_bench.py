@@ -14,9 +14,10 @@ the trials (:func:`tau_bench_pass_hat_k`) is the benchmark's: the mean over task
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,16 +28,19 @@ from arbiter.contract import Score, Trajectory
 from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, read_text
 from arbiter.errors import InputError
 from arbiter.stats import pass_hat_k
+from arbiter.trajectories.formats import MATCH, ImportedRun, ImportOptions, TrajectoryFormat
 from arbiter.trajectories.openai_messages import messages_document
 from arbiter.validation import validate_document
 
 __all__ = [
     "FORMAT",
+    "TRAJECTORY_FORMAT",
     "TauBenchTrial",
     "load_tau_bench",
     "parse_tau_bench",
     "reward_passed",
     "tau_bench_pass_hat_k",
+    "trial_run",
 ]
 
 FORMAT = "tau_bench"
@@ -184,3 +188,52 @@ def _actions(actions: Any, where: str) -> list[dict[str, JsonValue]]:
             raise InputError(f"{at}.kwargs: must be an object, got {json_type(kwargs)}")
         expected.append({"name": action["name"], "arguments": kwargs})
     return expected
+
+
+def trial_run(trial: TauBenchTrial, format: str) -> ImportedRun:
+    """A benchmark trial as a run: its reward imported as a score, its gold actions as
+    the ``expected_tool_calls`` assertion."""
+    assertions: dict[str, JsonValue] = {}
+    if trial.expected_actions:
+        assertions["expected_tool_calls"] = list(trial.expected_actions)
+    return ImportedRun(
+        trajectory=trial.trajectory,
+        flow=None,
+        case_id=trial.task_id,
+        repetition=trial.trial,
+        scores=[trial.reward],
+        assertions=assertions,
+        source_format=format,
+    )
+
+
+def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    return (trial_run(trial, FORMAT) for trial in load_tau_bench(file))
+
+
+def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
+    text = json.dumps(record, ensure_ascii=False)
+    return [trial_run(trial, FORMAT) for trial in parse_tau_bench(text, source=options.source)]
+
+
+_KEYS = ("task_id", "reward", "traj")
+
+
+def _resemblance(record: Any) -> float:
+    """A result record (alone or first of an array); partly: two of its three keys."""
+    if isinstance(record, list):
+        record = record[0] if record else None
+    if not isinstance(record, dict):
+        return 0.0
+    present = sum(key in record for key in _KEYS)
+    return MATCH if present == len(_KEYS) else 0.6 if present == 2 else 0.0
+
+
+TRAJECTORY_FORMAT = TrajectoryFormat(
+    name=FORMAT,
+    summary="τ-bench results (`task_id`, `trial`, `reward`, `info`, `traj`)",
+    read_file=_read_file,
+    read_record=_read_record,
+    resemblance=_resemblance,
+)
+"""The ``tau_bench`` trajectory format."""
