@@ -1,0 +1,109 @@
+"""Shapes of the trust loop: the evidence a trust state is built from, and what it says.
+
+A trust state is computed per agent *and owner*: two API keys whose agents share a name
+are two agents. The evidence of one stored run is a :class:`RunEvidence` (small and
+flat, so a fleet's history fits in memory); what the pure core in :mod:`arbiter.trust`
+concludes is a :class:`TrustStatus`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "TRUST_STATES",
+    "BreakerAction",
+    "BreakerMemory",
+    "BreakerMode",
+    "Integrity",
+    "RunEvidence",
+    "SignatureCheck",
+    "TrustState",
+    "TrustStatus",
+]
+
+TrustState = Literal["provisional", "at_risk", "watch", "proven", "trusted"]
+"""The ladder, lowest rank first: not enough evidence yet, then conduct bands."""
+TRUST_STATES: tuple[TrustState, ...] = ("provisional", "at_risk", "watch", "proven", "trusted")
+Integrity = Literal["signed", "unsigned", "changed", "unknown"]
+"""What Arbiter's own signatures say of an agent's scored records."""
+SignatureCheck = Literal["verified", "missing", "failed"]
+"""The outcome of checking one record's signature."""
+BreakerMode = Literal["off", "notify", "freeze"]
+"""What the breaker does when an agent falls into at_risk."""
+BreakerAction = Literal["none", "notify", "freeze"]
+"""What one breaker decision does."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvidence:
+    """What one stored, scored run tells about its agent's conduct."""
+
+    run_id: str
+    """The stored run's id."""
+    at: datetime
+    """When it was stored (timezone-aware)."""
+    passed: bool | None
+    """The run's verdict (the gating pass); None when it was not evaluated."""
+    dimensions: tuple[tuple[str, bool | None], ...] = ()
+    """Verdicts of the run's scorers by name (only those the reader asked for)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerMemory:
+    """What the breaker remembers of one agent between decisions."""
+
+    in_at_risk: bool = False
+    """Whether the last decision saw the agent at_risk (a bad streak is under way)."""
+    trips: int = 0
+    """How many times it has tripped."""
+
+
+class TrustStatus(BaseModel):
+    """One agent's trust: conduct, the state on the ladder, integrity and any cap."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str
+    """The agent's name."""
+    owner: str | None = None
+    """The API key id owning its runs; None: runs nobody owns (stored at the terminal)."""
+    state: TrustState
+    """The state after the integrity cap."""
+    behaviour_state: TrustState
+    """The state conduct alone earns."""
+    conduct: float | None = None
+    """Recency-weighted conduct in [0, 1]; None without evaluated runs."""
+    gating_rate: float | None = None
+    """Recency-weighted share of evaluated runs that passed."""
+    dimension_rate: float | None = None
+    """Recency-weighted share of trust-critical dimension verdicts that passed; None
+    when none of them gave a verdict."""
+    interval: tuple[float, float] = (0.0, 1.0)
+    """95% Wilson interval of the conduct over ``runs`` runs."""
+    runs: int = 0
+    """Evaluated runs in the window: the evidence count."""
+    abstained: int = 0
+    """Runs left out because no scorer gave them a verdict."""
+    newest_at: datetime | None = None
+    """When the newest evidence was stored."""
+    stale: bool = False
+    """The newest evidence is older than the policy's stale days (trusted is capped)."""
+    integrity: Integrity = "unknown"
+    """What Arbiter's signatures say of the window's records."""
+    cap: TrustState | None = None
+    """The highest state integrity allows; None: no cap."""
+    capped: bool = False
+    """Whether the cap lowered the state."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why the state is what it is, in plain words."""
+    frozen: bool = False
+    """The breaker (or a person) froze autonomous use."""
+    autonomous: bool = True
+    """Whether a platform may let the agent act unattended: False while frozen."""
+    breaker_mode: BreakerMode = "off"
+    """The breaker's mode for this agent."""
