@@ -44,7 +44,7 @@ def hostile_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         "def predict(input):\n"
         "    if input['i'] == 0:\n"
         "        raise ValueError('boom \\x1b[31m\\x00 <b>|</b>')\n"
-        "    return input['label']\n"
+        "    return input['label'].replace('<NUL>', chr(0))  # a NUL the system says\n"
         "\n"
         "\n"
         "def predict_expected(input):\n"
@@ -67,15 +67,16 @@ def _run(cli: Any, dataset: Path, target: str) -> str:
 def hostile_dataset(tmp_path: Path) -> Path:
     """Examples whose ids, inputs, expected labels and cohorts are all hostile.
 
-    Ids hold every hostile text but NUL, which an id may not hold (it is refused as
-    input: tests/store/test_untrusted_text.py); labels and cohorts keep it.
+    A dataset may hold no NUL (it is refused as input: tests/datasets/test_loader.py),
+    so ids, inputs and cohorts hold every hostile text but NUL; the input names it
+    ``<NUL>`` and the system answers it as a real NUL.
     """
     rows = [
         {
             "id": f"{text.replace(chr(0), '')}-{i}",
-            "input": {"i": i, "label": text},
+            "input": {"i": i, "label": text.replace(chr(0), "<NUL>")},
             "expected_label": EXPECTED,
-            "cohort": text,
+            "cohort": text.replace(chr(0), ""),
         }
         for i, text in enumerate(HOSTILE)
     ]
