@@ -173,7 +173,8 @@ def judge(
             render.judgment(out_console(), c, v, header=len(selected) > 1)
         if len(selected) > 1:
             render.judgment_summary(out_console(), selected, judged.verdicts)
-    note(judged.usage())
+    if (usage := judged.usage()) is not None:
+        note(usage)
     note(judged.where())
     raise typer.Exit(verdict_exit_code(judged.verdicts))
 
@@ -228,7 +229,8 @@ def eval_(
         render.evaluation(out_console(), evaluation, critics=[c.name for c in critics])
         if by:
             render.groups(out_console(), groups, by)
-    note(judged.usage())
+    if (usage := judged.usage()) is not None:
+        note(usage)
     note(judged.where())
     if evaluation.gate_failures:
         raise GateFailed(f"{len(evaluation.gate_failures)} jury gate(s) failed")

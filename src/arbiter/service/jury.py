@@ -207,9 +207,11 @@ class JudgedRun:
             total = total + verdict.model_calls()
         return total
 
-    def usage(self) -> str:
-        """One line: the batch's model calls, tokens and cost."""
-        return f"model calls: {describe_calls(self.calls)}"
+    def usage(self) -> str | None:
+        """One line: the batch's model calls, tokens and cost; None when no critic asked
+        a model (the offline detectors)."""
+        calls = self.calls
+        return f"model calls: {describe_calls(calls)}" if calls.calls else None
 
     def where(self) -> str:
         """One line saying where the judgments went."""
