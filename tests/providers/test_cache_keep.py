@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from arbiter.contract import Case, Example, Output
+from arbiter.judging import JudgingContext
 from arbiter.jury.critics import CriticSpec, run_critic
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.cache import CachedProvider, ResponseCache
@@ -140,6 +141,7 @@ async def test_a_critic_is_asked_again_only_after_an_answer_it_refused(
     provider = CountingProvider(json.dumps(critique))
     cached = CachedProvider(provider, cache)
     spec = CriticSpec(name="factual", provider="judge", model="judge-1")
-    outcomes = [await run_critic(spec, cached, CASE) for _ in range(2)]
+    context = JudgingContext(given={"judge": cached})
+    outcomes = [await run_critic(spec, context, CASE) for _ in range(2)]
     assert len(provider.requests) == reached
     assert [o.status for o in outcomes] == ["ok" if reached == 1 else "dead"] * 2
