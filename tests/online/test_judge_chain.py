@@ -12,7 +12,7 @@ import pytest
 
 from arbiter.contract import Prediction
 from arbiter.errors import InvalidResponse, ProviderTimeout, ProviderUnavailable, RateLimited
-from arbiter.online.judge_chain import FALLBACK_SOURCE, CircuitBreaker, Judge, JudgeChain
+from arbiter.online.judge_chain import FALLBACK_SOURCE, ChainJudge, CircuitBreaker, JudgeChain
 from arbiter.online.llm_judge import JUDGE_PROMPT_VERSION, LLMJudge, judge_prompt
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 
@@ -55,7 +55,7 @@ class ScriptedJudge:
         return answer  # type: ignore[return-value]
 
 
-def chain_of(*judges: Judge, threshold: int = 3, clock: FakeClock | None = None) -> JudgeChain:
+def chain_of(*judges: ChainJudge, threshold: int = 3, clock: FakeClock | None = None) -> JudgeChain:
     ticking = clock or FakeClock()
     return JudgeChain(
         judges,
@@ -343,7 +343,7 @@ def test_longest_timeout_is_the_longest_single_call(
     ids=["duplicate", "fallback-name", "zero-timeout", "empty-vocab", "dup-vocab", "str-vocab"],
 )
 def test_chain_arguments_are_checked(
-    judges: list[Judge], vocabulary: tuple[str, ...], message: str
+    judges: list[ChainJudge], vocabulary: tuple[str, ...], message: str
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         JudgeChain(judges, vocabulary=vocabulary)

@@ -27,7 +27,7 @@ from arbiter.cli.common import (
 if TYPE_CHECKING:
     from arbiter.contract import Case, JuryRunKind
     from arbiter.jury.critics import CriticSpec
-    from arbiter.service.jury import JudgedRun
+    from arbiter.service.jury import JudgedBatch
 
 __all__ = ["baseline", "demo_jury", "eval_", "judge", "jury_app", "replay"]
 
@@ -85,7 +85,7 @@ def _judge(
     concurrency: int | None,
     progress: str | None = None,
     use_cache: bool = True,
-) -> JudgedRun:
+) -> JudgedBatch:
     from arbiter.cli.common import progress_bar
     from arbiter.errors import Interrupted
     from arbiter.service.jury import judge_cases

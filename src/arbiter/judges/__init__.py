@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from arbiter.judges.consensus import Tally, consensus, tally
     from arbiter.judges.judges import JUDGES, Judge, JudgeDefinition
-    from arbiter.judges.layer import LayerResult, effective_budget, run_judges
+    from arbiter.judges.layer import JudgeLayerResult, effective_budget, run_judges
     from arbiter.judges.panel import (
         CallMeter,
         MemberVote,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         PanelRuling,
         build_panel,
     )
-    from arbiter.judges.verdicts import JudgeAnswer, Ruling, checked_ruling, parse_ruling
+    from arbiter.judges.verdicts import JudgeAnswer, MemberRuling, checked_ruling, parse_ruling
 
 __all__ = [
     "JUDGES",
@@ -40,12 +40,12 @@ __all__ = [
     "Judge",
     "JudgeAnswer",
     "JudgeDefinition",
-    "LayerResult",
+    "JudgeLayerResult",
+    "MemberRuling",
     "MemberVote",
     "Panel",
     "PanelModel",
     "PanelRuling",
-    "Ruling",
     "Tally",
     "build_panel",
     "checked_ruling",
@@ -78,7 +78,7 @@ _HOMES = {
     "Tally": "consensus",
     "consensus": "consensus",
     "tally": "consensus",
-    "LayerResult": "layer",
+    "JudgeLayerResult": "layer",
     "effective_budget": "layer",
     "run_judges": "layer",
     "CallMeter": "panel",
@@ -88,7 +88,7 @@ _HOMES = {
     "PanelRuling": "panel",
     "build_panel": "panel",
     "JudgeAnswer": "verdicts",
-    "Ruling": "verdicts",
+    "MemberRuling": "verdicts",
     "checked_ruling": "verdicts",
     "parse_ruling": "verdicts",
 }

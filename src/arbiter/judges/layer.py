@@ -18,14 +18,14 @@ from typing import Protocol
 from arbiter.contract import Example, ModelCalls, Output, Score
 from arbiter.judges.panel import CallMeter
 
-__all__ = ["DEFAULT_MARGIN", "LayerJudge", "LayerResult", "effective_budget", "run_judges"]
+__all__ = ["DEFAULT_MARGIN", "JudgeLayerResult", "LayerJudge", "effective_budget", "run_judges"]
 
 DEFAULT_MARGIN = 2.0
 """Seconds added to one call's timeout for the layer's floor (parsing, scheduling)."""
 
 
 @dataclass(frozen=True)
-class LayerResult:
+class JudgeLayerResult:
     """What the judge layer said of one item."""
 
     scores: tuple[Score, ...]
@@ -55,7 +55,7 @@ async def run_judges(
     *,
     budget: float,
     margin: float = DEFAULT_MARGIN,
-) -> LayerResult:
+) -> JudgeLayerResult:
     """Run every judge on one item concurrently, within the layer's budget.
 
     Args:
@@ -94,7 +94,7 @@ async def run_judges(
     total = ModelCalls()
     for meter in meters:
         total = total + meter.total
-    return LayerResult(tuple(scores), total, limit, tuple(silenced))
+    return JudgeLayerResult(tuple(scores), total, limit, tuple(silenced))
 
 
 async def _isolated(judge: LayerJudge, example: Example, output: Output, meter: CallMeter) -> Score:

@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field
 
 from arbiter.contract import Evidence, ModelCalls
 from arbiter.judges.consensus import Tally, tally
-from arbiter.judges.verdicts import JudgeAnswer, Ruling, Vote, checked_ruling
+from arbiter.judges.verdicts import JudgeAnswer, MemberRuling, Vote, checked_ruling
 from arbiter.judging import Ask, CallMeter, JudgingContext, ModelRef
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class MemberVote:
     """The member's ``provider:model``."""
     vote: Vote
     """Its vote; ``unknown`` when it abstained, failed, hung or answered nonsense."""
-    ruling: Ruling | None = None
+    ruling: MemberRuling | None = None
     """Its parsed, checked answer; None when there was none to read."""
     error: str | None = None
     """Why it has no ruling (``timeout after 20s``, ``InvalidResponse: ...``)."""

@@ -31,7 +31,7 @@ __all__ = [
     "MAX_QUOTES",
     "JudgeAnswer",
     "JudgeQuote",
-    "Ruling",
+    "MemberRuling",
     "Vote",
     "checked_ruling",
     "parse_ruling",
@@ -88,7 +88,7 @@ class JudgeAnswer(QuotedAnswer):
 
 
 @dataclass(frozen=True)
-class Ruling:
+class MemberRuling:
     """One judge model's answer, read and checked."""
 
     verdict: Vote
@@ -137,7 +137,7 @@ def parse_ruling(text: str) -> JudgeAnswer:
     )
 
 
-def checked_ruling(answer: JudgeAnswer, shown: Sequence[str]) -> Ruling:
+def checked_ruling(answer: JudgeAnswer, shown: Sequence[str]) -> MemberRuling:
     """The answer with its quotes looked up verbatim in ``shown`` and demoted if none is.
 
     Args:
@@ -157,7 +157,7 @@ def checked_ruling(answer: JudgeAnswer, shown: Sequence[str]) -> Ruling:
         answer.verdict != "unknown" and bool(evidence) and not any(e.verified for e in evidence)
     )
     in_range = 0.0 <= answer.score <= 1.0  # NaN fails too: ignored
-    return Ruling(
+    return MemberRuling(
         verdict="unknown" if demoted else answer.verdict,
         score=answer.score if in_range else None,
         reasoning=answer.reasoning,

@@ -19,7 +19,7 @@ from arbiter.errors import InputError
 from arbiter.online.config import EmbedderConfig, OnlineConfig, StoreConfig
 from arbiter.online.consistency import ConsistencyCheck
 from arbiter.online.grounding import PolicyCheck
-from arbiter.online.judge_chain import CircuitBreaker, Judge, JudgeChain
+from arbiter.online.judge_chain import ChainJudge, CircuitBreaker, JudgeChain
 from arbiter.online.layer import Layer
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import RuleSet
@@ -256,7 +256,7 @@ def _judge_chain(
     if not vocabulary:
         raise InputError("judges: no vocabulary; set 'vocabulary' or add a label_in rule")
     context = builder.judging()
-    judges: list[Judge] = []
+    judges: list[ChainJudge] = []
     for judge in config.judges:
         context.registry().factory(judge.provider)  # an unknown name fails here, by name
         llm = LLMJudge(
@@ -286,7 +286,7 @@ class TracedJudge:
         telemetry: Where the spans go.
     """
 
-    def __init__(self, judge: Judge, telemetry: Telemetry) -> None:
+    def __init__(self, judge: ChainJudge, telemetry: Telemetry) -> None:
         self._judge = judge
         self._telemetry = telemetry
 

@@ -31,8 +31,8 @@ from arbiter.telemetry import Telemetry
 __all__ = [
     "FALLBACK_SOURCE",
     "BreakerState",
+    "ChainJudge",
     "CircuitBreaker",
-    "Judge",
     "JudgeChain",
     "JudgeLayer",
     "JudgeMetrics",
@@ -123,7 +123,7 @@ class CircuitBreaker:
 
 
 @runtime_checkable
-class Judge(Protocol):
+class ChainJudge(Protocol):
     """Anything that gives a label for a prediction."""
 
     @property
@@ -183,7 +183,7 @@ class JudgeChain:
 
     def __init__(
         self,
-        judges: Sequence[Judge],
+        judges: Sequence[ChainJudge],
         *,
         vocabulary: Sequence[str],
         breaker_factory: Callable[[], CircuitBreaker] = CircuitBreaker,
@@ -195,7 +195,7 @@ class JudgeChain:
             raise invalid("judges", "JudgeChain", rule, names)
         for judge in judges:
             check_timeout(judge.timeout, "JudgeChain")
-        self.judges: tuple[Judge, ...] = tuple(judges)
+        self.judges: tuple[ChainJudge, ...] = tuple(judges)
         self._breakers = {judge.name: breaker_factory() for judge in self.judges}
         self._canonical = {label.strip().casefold(): label for label in self.vocabulary}
         self._by_source: dict[str, int] = {}
@@ -286,7 +286,7 @@ class JudgeChain:
         )
 
     async def _ask(
-        self, judge: Judge, prediction: Prediction, context: str | None
+        self, judge: ChainJudge, prediction: Prediction, context: str | None
     ) -> tuple[str | None, str | None, ModelCalls | None]:
         """The judge's label in the vocabulary's spelling, or why there is none, and what
         the call cost (None from a judge that does not report it)."""
@@ -363,7 +363,7 @@ class JudgeLayer:
         return outcome
 
 
-def _no_verdict(judge: Judge) -> str:
+def _no_verdict(judge: ChainJudge) -> str:
     return f"TimeoutError: no verdict within {judge.timeout:g}s"
 
 

@@ -49,7 +49,7 @@ from arbiter.store.jury_repository import (
 from arbiter.validation import describe_validation_error
 
 __all__ = [
-    "JudgedRun",
+    "JudgedBatch",
     "build_roster",
     "group_key",
     "judge_cases",
@@ -187,7 +187,7 @@ def select_cases(
 
 
 @dataclass(frozen=True)
-class JudgedRun:
+class JudgedBatch:
     """A stored batch of judgments."""
 
     run_id: str
@@ -233,7 +233,7 @@ async def judge_cases(
     signer: Signer = CONFIGURED,
     settings: Settings | None = None,
     use_cache: bool = True,
-) -> JudgedRun:
+) -> JudgedBatch:
     """Create a jury run, judge every case into it as it completes, and close it.
 
     Args:
@@ -292,7 +292,9 @@ async def judge_cases(
             await jury.aclose()
             await jury.context.aclose()
         finish_jury_run(store, run_id, status)
-    return JudgedRun(run_id=run_id, verdicts=verdicts, store=store.describe(), audit_dir=audit_dir)
+    return JudgedBatch(
+        run_id=run_id, verdicts=verdicts, store=store.describe(), audit_dir=audit_dir
+    )
 
 
 def replay_run(
