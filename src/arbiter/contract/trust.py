@@ -19,11 +19,19 @@ __all__ = [
     "BreakerAction",
     "BreakerMemory",
     "BreakerMode",
+    "EventNote",
+    "Freeze",
     "Integrity",
     "RunEvidence",
+    "Severity",
     "SignatureCheck",
+    "TrustEvent",
+    "TrustEventKind",
     "TrustState",
     "TrustStatus",
+    "Vote",
+    "VoteValue",
+    "WebhookDelivery",
 ]
 
 TrustState = Literal["provisional", "at_risk", "watch", "proven", "trusted"]
@@ -107,3 +115,124 @@ class TrustStatus(BaseModel):
     """Whether a platform may let the agent act unattended: False while frozen."""
     breaker_mode: BreakerMode = "off"
     """The breaker's mode for this agent."""
+
+
+TrustEventKind = Literal[
+    "breaker_trip",
+    "gate_withhold",
+    "gate_park",
+    "judge_condemnation",
+    "signature_failure",
+    "calibration_drop",
+    "redteam_failure",
+    "webhook_failure",
+    "unfreeze",
+]
+"""What happened: the kinds of event the assurance inbox holds."""
+Severity = Literal["info", "warning", "danger"]
+VoteValue = Literal["up", "down"]
+
+
+class EventNote(BaseModel):
+    """Who acknowledged (or resolved) an event, when, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: str
+    """Who: the API key id, or the name given at the terminal."""
+    note: str = ""
+    """In their words."""
+    at: datetime
+    """When."""
+
+
+class TrustEvent(BaseModel):
+    """One event of the assurance inbox; appended, never changed (acks sit beside it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    """The event's number (increasing)."""
+    created_at: datetime
+    """When it was recorded."""
+    kind: TrustEventKind
+    """What happened."""
+    severity: Severity
+    """How bad."""
+    agent: str
+    """The agent it is about."""
+    owner: str | None = None
+    """The key owning that agent; None: nobody."""
+    record_kind: str | None = None
+    """The kind of record it points at (``trajectory``, ``gate_decision``, ...)."""
+    record_id: str | None = None
+    """That record's id."""
+    message: str
+    """One line for a person."""
+    details: dict[str, object] = Field(default_factory=dict)
+    """What else the emitter knew (states, conduct, the webhook's error)."""
+    acked: EventNote | None = None
+    """The acknowledgement, once there is one."""
+    resolved: EventNote | None = None
+    """The resolution, once there is one."""
+
+
+class Freeze(BaseModel):
+    """A freeze (or unfreeze) of an agent's autonomous use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str
+    """The agent."""
+    owner: str | None = None
+    """Whose agent."""
+    frozen: bool
+    """True: frozen; False: lifted."""
+    by: str
+    """Who (``breaker`` when the breaker froze it)."""
+    reason: str
+    """Why."""
+    at: datetime
+    """When."""
+
+
+class Vote(BaseModel):
+    """A person's vote on a stored run: calibration evidence, never a measurement."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    """The vote's number."""
+    run_id: str
+    """The stored run voted on."""
+    agent: str
+    """Its agent."""
+    owner: str | None = None
+    """The key that voted."""
+    vote: VoteValue
+    """``up`` or ``down``."""
+    reason: str = ""
+    """Why, in the voter's words."""
+    verdict_seen: bool | None = None
+    """The run's verdict when the vote was cast (None: not evaluated)."""
+    created_at: datetime
+    """When."""
+
+
+class WebhookDelivery(BaseModel):
+    """One try (with its retries) to deliver an event to a webhook."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    event_id: int
+    """The event delivered."""
+    url: str
+    """Where to."""
+    delivered: bool
+    """Whether a 2xx answer came back."""
+    attempts: int
+    """Requests sent."""
+    error: str = ""
+    """Why it failed, when it did."""
+    created_at: datetime
+    """When."""

@@ -11,6 +11,7 @@ from arbiter.store import ownership_models as _ownership_models  # noqa: F401  (
 from arbiter.store import report_models as _report_models  # noqa: F401  (its tables)
 from arbiter.store import signature_models as _signature_models  # noqa: F401  (its table)
 from arbiter.store import trajectory_models as _trajectory_models  # noqa: F401  (its tables)
+from arbiter.store import trust_models as _trust_models  # noqa: F401  (its tables)
 from arbiter.store.repository import RunLease, Store, new_run_id
 
 __all__ = ["RunLease", "Store", "new_run_id"]

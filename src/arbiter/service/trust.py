@@ -1,0 +1,428 @@
+"""Trust per agent as library calls: status, the breaker on ingest, freezes, history.
+
+An agent is a name *of an owner* (the API key that stored its runs; None for runs
+stored at the terminal): two keys' agents of one name are judged apart and never merge.
+The pure rules live in :mod:`arbiter.trust`; this module reads the evidence from the
+store, keeps the breaker's memory there (so a restart does not trip again), records
+events and freezes, and sends webhooks.
+
+Settings come from ``ARBITER_TRUST_*`` variables (:class:`TrustSettings`): the policy
+file, the webhook URLs (comma-separated) and their shared secret.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from arbiter.contract import StoredTrajectory
+from arbiter.contract.trust import (
+    Freeze,
+    Integrity,
+    SignatureCheck,
+    TrustEvent,
+    TrustStatus,
+)
+from arbiter.errors import InputError, StoreError
+from arbiter.service import webhooks
+from arbiter.store import Store
+from arbiter.store.trust_repository import (
+    add_freeze,
+    append_event,
+    latest_freeze,
+    list_events,
+    list_freezes,
+    load_breaker,
+    save_breaker,
+    trust_evidence,
+)
+from arbiter.trust import TrustPolicy, assess, breaker_decision, default_policy, load_policy
+from arbiter.trust.integrity import integrity_of
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "HistoryItem",
+    "TrustSettings",
+    "agent_trust",
+    "evaluate_breaker",
+    "is_frozen",
+    "trust_history",
+    "trust_policy",
+    "trust_statuses",
+    "unfreeze_agent",
+]
+
+log = logging.getLogger(__name__)
+
+
+class TrustSettings(BaseSettings):
+    """Settings of the trust loop; every field maps to an ``ARBITER_TRUST_<NAME>`` variable."""
+
+    model_config = SettingsConfigDict(env_prefix="ARBITER_TRUST_", env_file=".env", extra="ignore")
+
+    policy: Path | None = None
+    """The trust policy file; None: the shipped policy."""
+    webhook_urls: str = ""
+    """Where trust events are POSTed, comma-separated; empty: nowhere."""
+    webhook_secret: SecretStr | None = None
+    """The shared secret of the webhooks' HMAC-SHA256 signature."""
+    webhook_retries: int = Field(default=2, ge=0, le=10)
+    """Retries of a failed delivery."""
+    webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
+    """Seconds a delivery may take, retries included."""
+
+    def urls(self) -> list[str]:
+        """The webhook URLs."""
+        return [u.strip() for u in self.webhook_urls.split(",") if u.strip()]
+
+
+def trust_policy(settings: TrustSettings | None = None) -> TrustPolicy:
+    """The policy in force: the configured file, else the shipped one.
+
+    Raises:
+        InputError: The configured file is not a valid policy.
+    """
+    path = (settings or TrustSettings()).policy
+    return load_policy(path) if path is not None else default_policy()
+
+
+def is_frozen(store: Store, agent: str, *, owner: str | None) -> Freeze | None:
+    """The agent's standing freeze, or None when it is not frozen."""
+    found = latest_freeze(store, owner, agent)
+    return found if found is not None and found.frozen else None
+
+
+def _integrity(store: Store, run_ids: Sequence[str], trusted: Any) -> Integrity:
+    if trusted is None:
+        return "unknown"
+    from arbiter.service.verification import verify_stored
+
+    checks: list[SignatureCheck] = []
+    for run_id in run_ids:
+        try:
+            results = verify_stored(store, run_id, trusted)
+        except (InputError, StoreError):
+            checks.append("missing")
+            continue
+        signed = [r for r in results if r.kind == "trajectory_scores"]
+        if not signed:
+            checks.append("missing")
+        elif all(r.ok for r in signed):
+            checks.append("verified")
+        else:
+            checks.append("failed")
+    return integrity_of(checks, key_configured=True)
+
+
+def trust_statuses(
+    store: Store,
+    *,
+    viewer: str | None = None,
+    agent: str | None = None,
+    owner: str | bool | None = False,
+    policy: TrustPolicy | None = None,
+    now: datetime | None = None,
+    trusted: Any = None,
+) -> list[TrustStatus]:
+    """The trust status of every agent (of every owner) ``viewer`` may see, by name.
+
+    Args:
+        store: The store.
+        viewer: Only agents of this owner; None: every owner's.
+        agent: Only agents of this name.
+        owner: Only this owner's agents (None: runs nobody owns); False: any owner.
+        policy: The policy (default: the one in force).
+        now: When they are judged (default: now).
+        trusted: The public key signatures must verify under; None: integrity unknown.
+    """
+    policy = policy or trust_policy()
+    now = now or datetime.now(UTC)
+    evidence = trust_evidence(
+        store, names=policy.trust_critical, viewer=viewer, agent=agent, owner=owner
+    )
+    statuses: list[TrustStatus] = []
+    for (run_owner, name), items in sorted(
+        evidence.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")
+    ):
+        integrity: Integrity = "unknown"
+        if trusted is not None:
+            window = sorted(
+                (e for e in items if e.passed is not None),
+                key=lambda e: (e.at, e.run_id),
+                reverse=True,
+            )[: policy.window_runs]
+            integrity = _integrity(store, [e.run_id for e in window], trusted)
+        status = assess(name, items, policy, now=now, integrity=integrity, owner=run_owner)
+        statuses.append(_with_freeze(store, status))
+    return statuses
+
+
+def _with_freeze(store: Store, status: TrustStatus) -> TrustStatus:
+    frozen = is_frozen(store, status.agent, owner=status.owner)
+    if frozen is None:
+        return status
+    reasons = [*status.reasons, f"frozen by {frozen.by}: {frozen.reason}"]
+    return status.model_copy(update={"frozen": True, "autonomous": False, "reasons": reasons})
+
+
+def agent_trust(
+    store: Store,
+    name: str,
+    *,
+    owner: str | None,
+    policy: TrustPolicy | None = None,
+    now: datetime | None = None,
+    trusted: Any = None,
+) -> TrustStatus | None:
+    """One agent's trust status (of ``owner``), or None when it has no run and no freeze."""
+    found = trust_statuses(store, agent=name, owner=owner, policy=policy, now=now, trusted=trusted)
+    if found:
+        return found[0]
+    if latest_freeze(store, owner, name) is None:
+        return None
+    empty = assess(name, [], policy or trust_policy(), now=now or datetime.now(UTC), owner=owner)
+    return _with_freeze(store, empty)
+
+
+class BreakerOutcome(BaseModel):
+    """What the breaker did for one agent after an ingest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str
+    owner: str | None = None
+    state: str
+    tripped: bool = False
+    action: str = "none"
+    event_id: int | None = None
+    elapsed_ms: float = 0.0
+
+
+async def evaluate_breaker(
+    store: Store,
+    records: Sequence[StoredTrajectory],
+    *,
+    owner: str | None,
+    policy: TrustPolicy | None = None,
+    settings: TrustSettings | None = None,
+    now: datetime | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> list[BreakerOutcome]:
+    """Run the breaker for the agents of just-stored runs; never raises.
+
+    Any failure is a log line: ingest is never touched by the breaker.
+    """
+    try:
+        settings = settings or TrustSettings()
+        policy = policy or trust_policy(settings)
+    except Exception as exc:
+        log.warning("trust breaker skipped: %s", exc)
+        return []
+    outcomes: list[BreakerOutcome] = []
+    for name in dict.fromkeys(r.agent for r in records):
+        try:
+            outcomes.append(
+                _breaker_for(
+                    store, name, owner, policy, settings, now or datetime.now(UTC), transport
+                )
+            )
+        except Exception as exc:
+            log.warning("trust breaker failed for agent %r: %s", name[:200], exc)
+    return outcomes
+
+
+def _breaker_for(
+    store: Store,
+    name: str,
+    owner: str | None,
+    policy: TrustPolicy,
+    settings: TrustSettings,
+    now: datetime,
+    transport: httpx.AsyncBaseTransport | None,
+) -> BreakerOutcome:
+    started = time.perf_counter()
+    evidence = trust_evidence(
+        store, names=policy.trust_critical, agent=name, owner=owner, window=policy.window_runs
+    )
+    status = assess(name, evidence.get((owner, name), []), policy, now=now, owner=owner)
+    memory = load_breaker(store, owner, name)
+    mode = policy.mode_for(name)
+    decision = breaker_decision(memory, status.state, mode)
+    if decision.memory != memory:
+        save_breaker(store, owner, name, decision.memory, status.state, now=now)
+    outcome = BreakerOutcome(agent=name, owner=owner, state=status.state)
+    if decision.trip:
+        shown = f"{status.conduct:.3f}" if status.conduct is not None else "n/a"
+        event = append_event(
+            store,
+            kind="breaker_trip",
+            severity="danger",
+            agent=name,
+            owner=owner,
+            message=(
+                f"agent {name[:200]} fell to at_risk (conduct {shown} over "
+                f"{status.runs} runs); breaker: {mode}"
+            ),
+            details={
+                "mode": mode,
+                "conduct": status.conduct,
+                "runs": status.runs,
+                "interval": list(status.interval),
+                "trips": decision.memory.trips,
+            },
+            now=now,
+        )
+        if decision.action == "freeze":
+            add_freeze(
+                store,
+                Freeze(
+                    agent=name,
+                    owner=owner,
+                    frozen=True,
+                    by="breaker",
+                    reason=f"fell to at_risk (trust event {event.id})",
+                    at=now,
+                ),
+            )
+        _telemetry_event(event)
+        secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+        webhooks.dispatch(
+            store,
+            event,
+            settings.urls(),
+            secret=secret,
+            retries=settings.webhook_retries,
+            timeout=settings.webhook_timeout_s,
+            transport=transport,
+        )
+        outcome = outcome.model_copy(
+            update={"tripped": True, "action": decision.action, "event_id": event.id}
+        )
+    elapsed = (time.perf_counter() - started) * 1000
+    return outcome.model_copy(update={"elapsed_ms": elapsed})
+
+
+def _telemetry_event(event: TrustEvent) -> None:
+    """Add the trip as an event on the current OpenTelemetry span, when there is one."""
+    try:
+        from opentelemetry import trace
+    except ImportError:  # the telemetry extra is not installed
+        return
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.add_event(
+            "arbiter.trust.breaker_trip",
+            {"arbiter.agent": event.agent[:200], "arbiter.trust_event.id": event.id},
+        )
+
+
+def unfreeze_agent(
+    store: Store, name: str, *, owner: str | None, by: str, reason: str, now: datetime | None = None
+) -> Freeze:
+    """Lift an agent's freeze, recorded with who and why.
+
+    Raises:
+        InputError: No reason given.
+        StoreError: The agent is not frozen.
+    """
+    if not reason.strip():
+        raise InputError("unfreeze needs a reason (--reason)")
+    if is_frozen(store, name, owner=owner) is None:
+        raise StoreError(f"agent {name[:200]!r} is not frozen")
+    lifted = Freeze(
+        agent=name, owner=owner, frozen=False, by=by, reason=reason, at=now or datetime.now(UTC)
+    )
+    add_freeze(store, lifted)
+    append_event(
+        store,
+        kind="unfreeze",
+        severity="info",
+        agent=name,
+        owner=owner,
+        message=f"agent {name[:200]} unfrozen by {by[:200]}: {reason[:500]}",
+        details={"by": by, "reason": reason},
+        now=lifted.at,
+    )
+    return lifted
+
+
+class HistoryItem(BaseModel):
+    """One entry of an agent's trust history."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    at: datetime
+    """When."""
+    kind: str
+    """``event:<kind>``, ``freeze``, ``unfreeze``, ``review`` or ``state``."""
+    summary: str
+    """One line."""
+    record_id: str | None = None
+    """The record it points at."""
+
+
+def trust_history(
+    store: Store, name: str, *, owner: str | None, limit: int = 500
+) -> list[HistoryItem]:
+    """An agent's trust history in time order: events (state changes, trips, gate
+    parks, webhook failures), freezes and unfreezes, and reviews of its parked answers."""
+    items: list[HistoryItem] = []
+    for event in list_events(store, viewer=None, agent=name, limit=limit):
+        if event.owner != owner:
+            continue
+        items.append(
+            HistoryItem(
+                at=event.created_at,
+                kind=f"event:{event.kind}",
+                summary=event.message,
+                record_id=event.record_id,
+            )
+        )
+        if event.acked is not None:
+            items.append(
+                HistoryItem(
+                    at=event.acked.at,
+                    kind="ack",
+                    summary=f"event {event.id} acknowledged by {event.acked.by}",
+                    record_id=str(event.id),
+                )
+            )
+    for freeze in list_freezes(store, owner, name):
+        word = "frozen" if freeze.frozen else "unfrozen"
+        items.append(
+            HistoryItem(
+                at=freeze.at,
+                kind="freeze" if freeze.frozen else "unfreeze",
+                summary=f"{word} by {freeze.by}: {freeze.reason}",
+            )
+        )
+    parked_ids = {
+        e.record_id
+        for e in list_events(store, agent=name, kind="gate_park", limit=limit)
+        if e.owner == owner and e.record_id
+    }
+    if parked_ids:
+        from arbiter.store.gate_repository import load_gate_review
+
+        for decision_id in sorted(parked_ids):
+            review = load_gate_review(store, decision_id)
+            if review is not None:
+                items.append(
+                    HistoryItem(
+                        at=review.created_at,
+                        kind="review",
+                        summary=f"parked answer {review.resolution}d by {review.reviewer}",
+                        record_id=decision_id,
+                    )
+                )
+    items.sort(key=lambda item: item.at)
+    return items[-limit:]
