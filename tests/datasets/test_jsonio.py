@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,45 @@ def test_an_integer_too_long_to_convert_is_named_with_its_length_and_place() -> 
         "f:2:7: the integer here has 5,000 digits, more than the 4,300 a number may have "
         "(write it as a string)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "too_deep"),
+    [
+        ("[" * 128 + "]" * 128, False),
+        ("[" * 129 + "]" * 129, True),
+        ('{"a": ' * 128 + "1" + "}" * 128, False),
+        ('{"a": ' * 64 + "[" * 65 + "]" * 65 + "}" * 64, True),
+        ("[" + ", ".join(["[[1], {}]"] * 500) + "]", False),  # wide, not deep
+        ('["' + "[" * 300 + '"]', False),  # brackets in a string are text
+        ('[["\\"[[[[", {"k": "]]"}]]', False),
+    ],
+)
+def test_depth_is_counted_from_the_text_exactly(text: str, too_deep: bool) -> None:
+    if too_deep:
+        with pytest.raises(JsonInputError, match="nested deeper than 128 levels"):
+            parse_json(text, source="f")
+    else:
+        parse_json(text, source="f")
+
+
+def test_a_lone_surrogate_deep_in_a_wide_document_is_found() -> None:
+    text = "[" + ", ".join(['{"a": ["ok"]}'] * 300) + ', {"b": ["\\ud800"]}]'
+    with pytest.raises(JsonInputError, match="lone UTF-16 surrogate") as caught:
+        parse_json(text, source="f")
+    assert caught.value.kind == "surrogate"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # closers hidden in a string before the deepest point: the depth is still 129
+        '["]]]]]]]]", ' + "[" * 128 + "]" * 128 + "]",
+        '["\\\\", ' + "[" * 128 + "]" * 128 + "]",  # an escaped backslash ends the string
+        '["\\"]]]]\\"", ' + "[" * 128 + "]" * 128 + "]",  # escaped quotes stay inside
+    ],
+)
+def test_strings_cannot_hide_the_depth(text: str) -> None:
+    json.loads(text)  # valid JSON
+    with pytest.raises(JsonInputError, match="nested deeper than 128 levels"):
+        parse_json(text, source="f")

@@ -283,33 +283,51 @@ def _duplicate_key(text: str) -> tuple[str, int] | None:
     return None
 
 
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+def _nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether the arrays and objects of valid JSON ``text`` nest deeper than ``limit``.
+
+    Read from the text, not the parsed tree, with string operations that run in C: the
+    escapes that hide a quote are dropped, the text is split at its quotes (every other
+    piece is a string's content), and of the rest only brackets are kept; then one level
+    of innermost pairs goes a pass. A wide document costs a few scans, never a walk of
+    every value.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    if "\\" in text:  # an escaped backslash, then an escaped quote: neither ends a string
+        text = text.replace("\\\\", "").replace('\\"', "")
+    brackets = _NOT_BRACKET.sub("", "".join(text.split('"')[0::2]))
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub("", brackets)
+    return bool(brackets)
+
+
 def _check_tree(value: Any, text: str, source: str, line: int | None) -> None:
-    """Depth and lone surrogates, checked without recursion (and only when possible)."""
-    deep = text.count("[") + text.count("{") > MAX_DEPTH
-    surrogates = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
-    if not (deep or surrogates):
+    """Depth (from the text) and lone surrogates (walking strings only when the text
+    holds a surrogate escape)."""
+    if _nested_deeper_than(text, MAX_DEPTH):
+        where = f"{source}:{line}" if line else source
+        raise JsonInputError(where, f"JSON nested deeper than {MAX_DEPTH} levels", kind="too_deep")
+    if "\\u" not in text or _SURROGATE_ESCAPE.search(text) is None:
         return
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[Any] = [value]
     while stack:
-        item, depth = stack.pop()
+        item = stack.pop()
         if isinstance(item, str):
-            if surrogates and not _encodable(item):
+            if not _encodable(item):
                 where, reason, column = _surrogate_message(text, source, line)
                 raise JsonInputError(where, reason, kind="surrogate", column=column)
-            continue
-        if not isinstance(item, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            where = f"{source}:{line}" if line else source
-            raise JsonInputError(
-                where, f"JSON nested deeper than {MAX_DEPTH} levels", kind="too_deep"
-            )
-        if surrogates:
-            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-        else:  # depth only: scalars (and keys, always strings) cannot nest
-            nested = item.values() if isinstance(item, dict) else item
-            stack.extend((c, depth + 1) for c in nested if isinstance(c, dict | list))
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _encodable(text: str) -> bool:
