@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -34,9 +34,8 @@ from arbiter.contract import ModelCalls
 from arbiter.errors import InvalidResponse, ProviderAuthError, ProviderTimeout
 
 if TYPE_CHECKING:
-    from arbiter.judging.context import JudgingContext
     from arbiter.judging.model import ModelRef
-    from arbiter.providers.base import CompletionRequest, CompletionResponse
+    from arbiter.providers.base import CompletionRequest, CompletionResponse, Provider
 
 __all__ = ["JUDGING_STATUSES", "Ask", "Judged", "JudgingStatus", "ask", "describe_calls"]
 
@@ -50,6 +49,18 @@ JUDGING_STATUSES: tuple[JudgingStatus, ...] = ("ok", "timeout", "invalid", "refu
 
 _MAX_ERROR = 300
 """Characters of an error line (it may carry model or server text)."""
+
+
+class CallContext(Protocol):
+    """What a call needs of its context (:class:`~arbiter.judging.context.JudgingContext`)."""
+
+    def provider(self, name: str) -> Provider:
+        """The provider ``name``, built once."""
+        ...
+
+    def budget_refusal(self) -> str | None:
+        """Why the budget refuses another call; None while it allows one."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -161,7 +172,7 @@ def request_of(ref: ModelRef, question: Ask[Any]) -> CompletionRequest:
     )
 
 
-async def ask(context: JudgingContext, ref: ModelRef, question: Ask[A]) -> Judged[A]:
+async def ask(context: CallContext, ref: ModelRef, question: Ask[A]) -> Judged[A]:
     """Ask ``ref``'s model ``question`` through ``context``; never raises for the call.
 
     The context supplies the provider (pooled, behind the model-call cache when the
