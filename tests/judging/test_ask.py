@@ -104,3 +104,14 @@ async def test_a_dead_juror_keeps_the_call_it_made() -> None:
     assert outcome.status == "dead"
     assert outcome.usage == Usage(input_tokens=10, output_tokens=4, cost_usd=0.01)
     assert (outcome.calls.calls, outcome.calls.input_tokens) == (1, 10)
+
+
+def test_the_judging_surface_is_listed_once_in_ruffs_order_and_every_name_resolves() -> None:
+    import arbiter.judging as judging
+
+    # isort-style: constants, then classes, then functions, each alphabetical.
+    def order(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert judging.__all__ == sorted(set(judging.__all__), key=order)
+    assert [name for name in judging.__all__ if not hasattr(judging, name)] == []
