@@ -539,7 +539,7 @@ def test_an_id_of_the_longest_length_the_store_keeps_loads(tmp_path: Path) -> No
     from arbiter.datasets.loader import MAX_ID_CHARS
     from arbiter.store.models import ResultRow
 
-    assert MAX_ID_CHARS == ResultRow.__table__.c.example_id.type.length  # one limit
+    assert ResultRow.__table__.c.example_id.type.length == MAX_ID_CHARS  # one limit
     path = tmp_path / "long.jsonl"
     path.write_text(jsonl({**OK, "id": "z" * MAX_ID_CHARS}), encoding="utf-8")
     assert len(load_dataset(path).examples[0].id) == MAX_ID_CHARS
