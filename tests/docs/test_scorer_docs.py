@@ -18,6 +18,7 @@ import pytest
 
 from arbiter.cli.scorers import describe_scorer
 from arbiter.config import read_price_table
+from arbiter.safety import SAFETY_SCORERS
 from arbiter.scoring.base import ScorerFactory
 from arbiter.service.scoring import scorer_registry
 from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
@@ -32,9 +33,10 @@ ENTRY_POINT_GROUP = "arbiter.scorers"
 
 EXAMPLES = [example for page in PAGES for example in examples(page)]
 REGISTERED = scorer_registry(plugins=False).names()
-BUILTINS = [name for name in REGISTERED if name not in TRAJECTORY_SCORERS]
+BUILTINS = [name for name in REGISTERED if name not in {*TRAJECTORY_SCORERS, *SAFETY_SCORERS}]
 """The scorers scorers.md documents; the trajectory scorers have docs/trajectory-scorers.md
-(tests/docs/test_trajectory_scorer_docs.py)."""
+(tests/docs/test_trajectory_scorer_docs.py), the safety scorers docs/safety.md
+(tests/docs/test_safety_docs.py)."""
 
 
 def _page_entry_points() -> dict[str, str]:

@@ -12,7 +12,9 @@ to learn a shape:
 - :mod:`~arbiter.contract.jury`: ``Case``, ``Critique``, ``Verdict``, jury runs;
 - :mod:`~arbiter.contract.online`: ``OnlineResult`` and what each layer reports;
 - :mod:`~arbiter.contract.trajectory`: ``Trajectory`` and its steps, ``FlowRun``;
-- :mod:`~arbiter.contract.trajectory_records`: ``StoredTrajectory``, a scored stored run.
+- :mod:`~arbiter.contract.trajectory_records`: ``StoredTrajectory``, a scored stored run;
+- :mod:`~arbiter.contract.safety`: ``SafetyFinding``, ``SafetyScan``, red-team cases and
+  the self-test's report.
 """
 
 from arbiter.contract.agents import AGENT_CLASS_KEY, AgentCase, AgentInput

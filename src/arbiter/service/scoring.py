@@ -35,10 +35,11 @@ def scorer_registry(*, plugins: bool = True) -> ScorerRegistry:
         ValueError: Two catalogs name the same scorer (a mistake in Arbiter itself).
     """
     from arbiter.judges import JUDGE_SCORERS
+    from arbiter.safety import SAFETY_SCORERS
     from arbiter.trajectories.scorers import TRAJECTORY_SCORERS
 
     registry = ScorerRegistry.default(plugins=False)
-    for catalog in (ENGINE_SCORERS, TRAJECTORY_SCORERS, JUDGE_SCORERS):
+    for catalog in (ENGINE_SCORERS, TRAJECTORY_SCORERS, JUDGE_SCORERS, SAFETY_SCORERS):
         # Added catalog by catalog, not merged: a name two catalogs share raises here
         # instead of one silently shadowing the other.
         for name, target in catalog.items():
