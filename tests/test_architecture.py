@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md hold: the import-linter contract, and no import cycle anywhere.
+"""The layers of docs/architecture.md hold: the import-linter contract, and no import cycle.
 
 The contract itself is run by ``make lint`` and ``.ci/run``; here it is proved to bite:
 a copy of the package with one upward import planted in it must fail the check.

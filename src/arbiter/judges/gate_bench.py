@@ -1,4 +1,4 @@
-"""The grounding gate's benchmark (reference §6b): how much drift the trigger sends to the judge.
+"""The grounding gate's benchmark: how much drift the trigger sends to the judge.
 
 Each case is an answer with its scope, question and tool calls, labelled ``drifted`` or
 ``faithful`` as the scope judge would rule (the label is the ground truth, standing in

@@ -1,7 +1,7 @@
 """The grounding gate's deterministic trigger: does this answer need the scope judge?
 
-The trigger is a recall filter, never a verdict (reference §6a.3): it fires on an
-out-of-scope tool call (:func:`arbiter.scoring.scope.sources_touched` and
+The trigger is a recall filter, never a verdict (docs/architecture.md §Glossary): it
+fires on an out-of-scope tool call (:func:`arbiter.scoring.scope.sources_touched` and
 :func:`~arbiter.scoring.scope.scope_diff`, the code the ``scope_adherence`` scorer
 uses) or an out-of-scope data reference in the answer
 (:func:`arbiter.scoring.references.out_of_scope_references`), and its only effect is

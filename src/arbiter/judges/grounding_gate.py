@@ -1,6 +1,6 @@
 """The grounding gate: called before an answer is delivered, it may annotate or withhold it.
 
-Modes, lowest to highest (reference §6a.2-6a.3):
+Modes, lowest to highest (docs/architecture.md §Glossary, grounding gate):
 
 - ``off``: nothing is computed; the answer is delivered.
 - ``observe`` (default): the trigger is computed and the decision recorded; the answer
