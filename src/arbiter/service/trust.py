@@ -79,6 +79,8 @@ class TrustSettings(BaseSettings):
     """Retries of a failed delivery."""
     webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
     """Seconds a delivery may take, retries included."""
+    gate_judges: str = "mock"
+    """The scope judge panel of the server's gate (``provider:model``, comma-separated)."""
 
     def urls(self) -> list[str]:
         """The webhook URLs."""
