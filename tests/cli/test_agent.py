@@ -37,6 +37,7 @@ def test_score_json_carries_the_documented_keys(cli: Any) -> None:
         "scorers",
         "turn_failed",
         "runs",
+        "repairs",
     }
     assert (report["n_trajectories"], report["n_tasks"], report["gate_on"]) == (12, 3, "reward")
     assert set(report["pass_hat_k"]) == {"1", "2", "3", "4"}

@@ -332,3 +332,82 @@ def test_openai_v2_without_content_capture_records_the_tool_name_but_no_argument
     assert (call.name, call.call_id) == (TOOL_NAME, TOOL_CALL_ID)
     assert call.arguments is None, call.arguments
     assert trajectory.final_answer is None
+
+
+# --- files written by the real tools, through the loader (format told, runs numbered) ---
+
+
+def test_an_openinference_protobuf_file_is_read_as_openinference_through_the_loader(
+    stub: OpenAIStub, telemetry: Telemetry, openinference_openai: Instrument, tmp_path: Any
+) -> None:
+    """A ``.pb`` file is told by its suffix; its OpenInference traces keep their tool call."""
+    from arbiter.trajectories.loader import load_runs
+
+    openinference_openai(False)
+    run_weather_agent(stub, telemetry, agent_span="weather_agent", attributes=AGENT_SPAN)
+    [export] = telemetry.receiver.received("traces")
+    file = tmp_path / "phoenix.pb"
+    file.write_bytes(export.body)
+    [run] = load_runs([file])
+    assert run.trajectory is not None
+    assert_weather_run(run.trajectory)
+    assert run.trajectory.final_answer == FINAL_ANSWER
+
+
+def _sdk_conversation(stub: OpenAIStub, tool_result: str) -> dict[str, Any]:
+    """The conversation an app keeps with the real SDK: its own messages, and each
+    answer's message as the SDK dumps it (``refusal``, ``annotations``, ``audio``,
+    ``function_call`` and the tool calls' ``type`` included)."""
+    stub.requests.clear()
+    client = openai.OpenAI(base_url=stub.base_url, api_key="dummy-key", max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
+    first = client.chat.completions.create(
+        model=REQUEST_MODEL, messages=messages, tools=[WEATHER_TOOL]
+    )
+    asked = first.choices[0].message
+    messages.append(asked.model_dump(mode="json"))
+    for call in asked.tool_calls or []:
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": tool_result})
+    final = client.chat.completions.create(
+        model=REQUEST_MODEL, messages=messages, tools=[WEATHER_TOOL]
+    )
+    messages.append(final.choices[0].message.model_dump(mode="json"))
+    client.close()
+    usage = final.usage.model_dump(mode="json") if final.usage is not None else None
+    return {"id": first.id, "model": first.model, "usage": usage, "messages": messages}
+
+
+def test_a_conversation_dumped_by_the_openai_sdk_imports_with_its_extra_fields(
+    stub: OpenAIStub, tmp_path: Any
+) -> None:
+    from arbiter.trajectories.loader import detect_format, load_runs
+
+    record = _sdk_conversation(stub, TOOL_RESULT)
+    assert "refusal" in record["messages"][1]  # what the SDK writes beside the message
+    file = tmp_path / "chats.jsonl"
+    file.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert detect_format(file) == "openai_messages"
+    [run] = load_runs([file])
+    assert run.trajectory is not None
+    assert run.warnings == []
+    [call] = run.trajectory.tool_calls
+    assert (call.name, call.call_id, call.arguments) == (TOOL_NAME, TOOL_CALL_ID, TOOL_ARGUMENTS)
+    assert (call.result, call.error) == (TOOL_RESULT, None)
+    assert run.trajectory.final_answer == FINAL_ANSWER
+    assert run.trajectory.status == "completed"
+    assert run.trajectory.metadata["usage"] == record["usage"]  # kept, not refused
+
+
+def test_an_error_the_app_returned_as_the_tool_result_fails_the_call(
+    stub: OpenAIStub, tmp_path: Any
+) -> None:
+    from arbiter.trajectories.loader import load_runs
+
+    record = _sdk_conversation(stub, json.dumps({"error": "timeout"}))
+    file = tmp_path / "chats.jsonl"
+    file.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    [run] = load_runs([file])
+    assert run.trajectory is not None
+    [call] = run.trajectory.tool_calls
+    assert call.error == "timeout"
+    assert not call.succeeded

@@ -11,6 +11,7 @@ import pytest
 from arbiter.contract import LlmCall, ToolCall
 from arbiter.errors import InputError
 from arbiter.trajectories import load_openai_messages, parse_openai_messages
+from arbiter.trajectories.openai_messages import conversation_to_trajectory
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -132,14 +133,14 @@ def test_source_names_the_file_and_line(tmp_path: Path) -> None:
         ("{", r"c\.jsonl:2:2: invalid JSON"),
         ('"hello"', r"c\.jsonl:2: expected an object with 'messages' or a list of messages"),
         ('{"messages": {}}', r"c\.jsonl:2: 'messages' must be a list of messages, got object"),
-        ('{"msgs": []}', r"c\.jsonl:2: unknown key 'msgs'"),
+        ('{"msgs": []}', r"c\.jsonl:2: 'messages' must be a list of messages, got nothing"),
         ('{"id": 3, "messages": []}', r"c\.jsonl:2: 'id' must be a string, got number"),
         ("[1]", r"c\.jsonl:2: messages\[0\]: a message must be an object"),
         ('[{"content": "x"}]', r"c\.jsonl:2: messages\[0\]\.role: must be a string, got null"),
         ('[{"role": "user", "content": 5}]', r"messages\[0\]\.content: must be a string"),
         (
-            '[{"role": "tool", "tool_call_id": "nope", "content": "x"}]',
-            r"c\.jsonl:2: messages\[0\]\.tool_call_id: 'nope' answers no earlier tool call",
+            '[{"role": "tool", "tool_call_id": 7, "content": "x"}]',
+            r"c\.jsonl:2: messages\[0\]\.tool_call_id: must be a string, got number",
         ),
         (
             '[{"role": "assistant", "tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}]',
@@ -147,7 +148,7 @@ def test_source_names_the_file_and_line(tmp_path: Path) -> None:
         ),
         (
             '{"messages": [], "metadata": [1]}',
-            r"c\.jsonl:2: field 'metadata': Input should be a valid dictionary",
+            r"c\.jsonl:2: 'metadata' must be an object, got array",
         ),
     ],
 )
@@ -156,10 +157,17 @@ def test_a_line_that_is_not_a_conversation_is_named(line: str, message: str) -> 
         parse_openai_messages("\n" + line + "\n", source="c.jsonl")
 
 
-def test_a_tool_call_answered_twice_is_refused() -> None:
+def test_a_second_answer_to_a_call_is_a_repair_kept_as_a_message_only() -> None:
     answer = {"role": "tool", "tool_call_id": "call_1", "content": "again"}
-    with pytest.raises(InputError, match=r"messages\[5\]\.tool_call_id: .* answered twice"):
-        parse_openai_messages(json.dumps([*WEATHER[:5], answer]), source="c.jsonl")
+    warnings: list[str] = []
+    trajectory = conversation_to_trajectory(
+        [*WEATHER[:5], answer], source="c.jsonl", line=1, warnings=warnings
+    )
+    assert [c.result for c in trajectory.tool_calls] == ['{"temp": 18}', '{"temp": 24}']
+    assert warnings == [
+        "c.jsonl:1: messages[5].tool_call_id: tool call 'call_1' is answered already; "
+        "the result is kept as a message only"
+    ]
 
 
 def test_an_oversized_answer_is_refused_with_its_field() -> None:
@@ -238,14 +246,6 @@ def test_legacy_arguments_that_are_not_json_are_kept_with_an_error() -> None:
     ("messages", "message"),
     [
         (
-            [{"role": "function", "name": "w", "content": "x"}],
-            r"c\.jsonl:1: messages\[0\]\.name: 'w' answers no earlier function_call",
-        ),
-        (
-            [*LEGACY[:3], {"role": "function", "name": "get_weather", "content": "again"}],
-            r"messages\[3\]\.name: 'get_weather' answers no earlier function_call",
-        ),
-        (
             [{"role": "function", "content": "x"}],
             r"messages\[0\]\.name: must be a string, got null",
         ),
@@ -262,3 +262,25 @@ def test_legacy_arguments_that_are_not_json_are_kept_with_an_error() -> None:
 def test_a_malformed_legacy_call_is_named(messages: list[Any], message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_openai_messages(json.dumps(messages), source="c.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("messages", "warning"),
+    [
+        (
+            [{"role": "function", "name": "w", "content": "x"}],
+            "c.jsonl:1: messages[0].name: 'w' answers no earlier function_call; "
+            "kept as a message only",
+        ),
+        (
+            [*LEGACY[:3], {"role": "function", "name": "get_weather", "content": "again"}],
+            "c.jsonl:1: messages[3].name: 'get_weather' answers no earlier function_call; "
+            "kept as a message only",
+        ),
+    ],
+)
+def test_a_legacy_result_no_call_asked_for_is_a_repair(messages: list[Any], warning: str) -> None:
+    warnings: list[str] = []
+    trajectory = conversation_to_trajectory(messages, source="c.jsonl", line=1, warnings=warnings)
+    assert warnings == [warning]
+    assert all(call.result != "again" for call in trajectory.tool_calls)

@@ -168,8 +168,8 @@ def test_jsonl_records_read_with_their_line(tmp_path: Path) -> None:
         (lambda r: r.update(info=[]), r"record \[0\]: 'info' must be an object, got array"),
         (lambda r: r.update(traj={}), r"record \[0\]: 'traj' must be a list of messages"),
         (
-            lambda r: r["traj"].append({"role": "tool", "tool_call_id": "zz", "content": ""}),
-            r"record \[0\]: traj\[6\]\.tool_call_id: 'zz' answers no earlier tool call",
+            lambda r: r["traj"].append({"role": 7, "content": ""}),
+            r"record \[0\]: traj\[6\]\.role: must be a string, got number",
         ),
         (
             lambda r: r["info"]["task"]["actions"].append({"kwargs": {}}),

@@ -123,6 +123,14 @@ def score(
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap intervals.")] = 0,
     limit: Annotated[int, typer.Option(min=0, help="Runs listed that did not pass.")] = 20,
+    store: Annotated[
+        bool,
+        typer.Option(
+            "--store",
+            help="Store the scored runs as the server does, so `arbiter serve` shows them "
+            "on the agents' pages (the same file stored again replaces its runs).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Score imported trajectories with the deterministic trajectory scorers; pass^k."""
@@ -141,14 +149,29 @@ def score(
     # With OTEL_EXPORTER_OTLP_ENDPOINT set, every verdict is exported as a
     # gen_ai.evaluation.result event linked to the span the run was imported from.
     telemetry = Telemetry.from_env()
+    opened = None
+    if store:
+        from arbiter.cli.common import open_store
+
+        opened = open_store()
     try:
         report = asyncio.run(
             score_agent_runs(
-                runs, scorers, cases=by_id, gate_on=gate_on, seed=seed, telemetry=telemetry
+                runs,
+                scorers,
+                cases=by_id,
+                gate_on=gate_on,
+                seed=seed,
+                telemetry=telemetry,
+                store=opened,
             )
         )
+        if opened is not None:
+            note(f"stored {report.n_trajectories} runs in {opened.describe()}")
     finally:
         telemetry.shutdown()
+        if opened is not None:
+            opened.close()
     if as_json:
         echo_json(report.to_json())
     else:

@@ -59,6 +59,15 @@ def score_renderable(report: AgentScoreReport, *, limit: int = 20) -> Renderable
         parts.append(
             Text(f"pass rate  {_interval(report.pass_rate)}  over {report.pass_rate.n} runs")
         )
+    repairs = report.repairs
+    if repairs.count:
+        parts.append(
+            Text(
+                f"import repairs  {repairs.count} in {repairs.runs} of {report.n_trajectories} "
+                f"runs; first: ",
+                style="yellow",
+            ).append(_t(repairs.first[0], limit=200))
+        )
     parts.append(
         Text(
             f"turns failed  {report.turn_failed} of {report.n_trajectories} "

@@ -82,7 +82,8 @@ class StoredTrajectory(BaseModel):
     scorers: list[ScorerSpec] = Field(default_factory=list)
     """The specs (name, arguments, version) of the scorers that gave ``scores``."""
     notes: list[str] = Field(default_factory=list)
-    """What the scoring noted: parts cut to bound it, errors of a layer."""
+    """What the import repaired to read the run (a tool call id used twice, ...), then
+    what the scoring noted: parts cut to bound it, errors of a layer."""
     cost_usd: float | None = None
     """The run's cost, when its steps report one."""
     duration_ms: float | None = None

@@ -19,19 +19,30 @@ and ``pass_hat_k_scorers`` is the pass^k under ``gate_on``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from arbiter.contract import AGENT_CLASS_KEY, AgentCase, Band, Example, Output, Score
+from arbiter.contract import (
+    AGENT_CLASS_KEY,
+    AgentCase,
+    Band,
+    Example,
+    Output,
+    Score,
+    StoredTrajectory,
+    run_hash,
+)
 from arbiter.errors import InputError
 from arbiter.scoring.base import BuiltScorer, repetition_passed
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.scoring import build_scorers, scorer_registry
 from arbiter.stats import bootstrap_cis, pass_hat_k, wilson_interval
+from arbiter.store import Store
 from arbiter.telemetry import Telemetry
 from arbiter.trajectories.loader import ImportedRun
 from arbiter.trajectories.verdict import rule_scorers_of, turn_failed
@@ -39,6 +50,7 @@ from arbiter.trajectories.verdict import rule_scorers_of, turn_failed
 __all__ = [
     "AgentScoreReport",
     "GateOn",
+    "ImportRepairs",
     "PassHatK",
     "RunVerdict",
     "ScoredRun",
@@ -46,6 +58,7 @@ __all__ = [
     "pass_hat_k_by_k",
     "score_agent_runs",
     "score_runs",
+    "store_scored_runs",
     "summarize",
     "trajectory_scorers",
 ]
@@ -124,6 +137,33 @@ class RunVerdict(BaseModel):
     (:func:`~arbiter.trajectories.verdict.turn_failed`); review never convicts."""
 
 
+MAX_REPAIRS_SHOWN = 20
+"""Repairs a report lists word for word (all of them are counted)."""
+
+
+class ImportRepairs(BaseModel):
+    """What the importers repaired to read the runs: counted, the first few listed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = 0
+    """Repairs over every run."""
+    runs: int = 0
+    """Runs with at least one repair."""
+    first: list[str] = Field(default_factory=list)
+    """The first :data:`MAX_REPAIRS_SHOWN` repairs, each ``file:line: field: what``."""
+
+    def add(self, warnings: Sequence[str]) -> None:
+        """Count one run's repairs."""
+        if not warnings:
+            return
+        self.count += len(warnings)
+        self.runs += 1
+        room = MAX_REPAIRS_SHOWN - len(self.first)
+        if room > 0:
+            self.first.extend(warnings[:room])
+
+
 class AgentScoreReport(BaseModel):
     """What ``arbiter agent score`` reports (its ``--json`` output)."""
 
@@ -149,6 +189,8 @@ class AgentScoreReport(BaseModel):
     """Runs a rule convicted (:attr:`RunVerdict.turn_failed`), whatever gates."""
     runs: list[RunVerdict]
     """Per run, its verdict and the scorers that failed it."""
+    repairs: ImportRepairs = Field(default_factory=lambda: ImportRepairs())
+    """What the importers repaired to read the runs (a tool call id used twice, ...)."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as ``agent score --json`` prints it: ``pass`` / ``fail`` /
@@ -303,6 +345,8 @@ def summarize(
         turn_failed=sum(v.turn_failed for v in verdicts),
         runs=verdicts,
     )
+    for each in scored:
+        report.repairs.add(each.run.warnings)
     if has_reward and gate != "reward":
         rewarded = [_verdict(s, gating, "reward", rules).passed for s in scored]
         report.pass_hat_k = pass_hat_k_by_k(scored, rewarded, seed=seed)
@@ -321,10 +365,85 @@ async def score_agent_runs(
     seed: int = 0,
     registry: ScorerRegistry | None = None,
     telemetry: Telemetry | None = None,
+    store: Store | None = None,
+    owner: str | None = None,
 ) -> AgentScoreReport:
-    """:func:`score_runs` then :func:`summarize`: what ``arbiter agent score`` reports."""
+    """:func:`score_runs` then :func:`summarize`: what ``arbiter agent score`` reports.
+
+    Args:
+        store: Where to store every scored run as the server stores the runs it is sent
+            (:func:`store_scored_runs`), so they appear in the agents' pages; None: not
+            stored.
+        owner: The key the stored runs belong to; None: nobody.
+    """
     scored = await score_runs(runs, scorers, cases=cases, telemetry=telemetry)
+    if store is not None:
+        store_scored_runs(store, scored, scorers, owner=owner)
     return summarize(scored, scorers, gate_on=gate_on, seed=seed, registry=registry)
+
+
+STORE_BATCH = 500
+"""Runs written in one transaction by :func:`store_scored_runs`."""
+
+
+def store_scored_runs(
+    store: Store,
+    scored: Iterable[ScoredRun],
+    scorers: Sequence[BuiltScorer],
+    *,
+    owner: str | None = None,
+) -> int:
+    """Store scored runs as the server stores the runs it is sent: each with its scores,
+    its verdict and band (a rule failing convicts it) and what the import repaired;
+    signed when a signing key is configured. Written :data:`STORE_BATCH` at a time.
+
+    A run's id follows from its content, case and repetition (and the owner), so storing
+    the same file again replaces its runs instead of adding copies.
+
+    Returns:
+        The number of runs stored.
+
+    Raises:
+        StoreUnavailable: The database refused a write.
+    """
+    from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
+    from arbiter.service.trajectories import stored_from_scores
+    from arbiter.store.trajectory_repository import save_trajectories
+
+    specs = {s.name: s.spec for s in scorers}
+    rules = rule_scorers_of(s.spec for s in scorers)
+    key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before any write
+    batch: list[StoredTrajectory] = []
+    stored = 0
+
+    def flush() -> None:
+        save_trajectories(store, batch, owner=owner)
+        attest_trajectories(store, batch, signer=key)
+
+    for each in scored:
+        batch.append(
+            stored_from_scores(
+                each.run, each.scores, specs=specs, rules=rules, run_id=_stored_id(each, owner)
+            )
+        )
+        if len(batch) >= STORE_BATCH:
+            flush()
+            stored += len(batch)
+            batch = []
+    if batch:
+        flush()
+        stored += len(batch)
+    return stored
+
+
+def _stored_id(scored: ScoredRun, owner: str | None) -> str:
+    """A run's stored id: the same run of the same case stored again gets the same id."""
+    subject = scored.run.trajectory or scored.run.flow
+    assert subject is not None  # an ImportedRun always carries one
+    key = "\x00".join(
+        (owner or "", scored.run.case_id, str(scored.run.repetition), run_hash(subject))
+    )
+    return "tr-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
 
 def _verdict(

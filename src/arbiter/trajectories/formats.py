@@ -83,6 +83,9 @@ class ImportOptions:
     """The mapping of the ``mapping`` format (a format that needs none ignores it)."""
     source: str = "request body"
     """Where a record came from, for messages (a file reader names its file itself)."""
+    formats: TrajectoryFormatRegistry | None = None
+    """The registry the format was found in, for a reader whose files hold runs of
+    several formats (an OTLP protobuf file holds OpenInference spans as well)."""
 
 
 @dataclass

@@ -92,7 +92,7 @@ def iter_runs(
         mapping = load_mapping(mapping)
     if format is None and mapping is not None:
         format = "mapping"
-    options = ImportOptions(mapping=mapping)
+    options = ImportOptions(mapping=mapping, formats=registry)
     for path in paths:
         file = Path(path)
         if format is not None:

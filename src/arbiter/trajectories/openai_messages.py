@@ -4,7 +4,8 @@ The file is JSONL, one conversation a line, each line either
 
 - an object ``{"messages": [...]}``, optionally with ``id``, ``conversation_id``,
   ``model`` (the model of every assistant turn) and ``metadata`` (an object); the
-  ``tools`` and ``parallel_tool_calls`` keys of the fine-tuning format are ignored; or
+  ``tools`` and ``parallel_tool_calls`` keys of the fine-tuning format are ignored, and
+  any other key is kept in the trajectory's metadata; or
 - a bare list of messages.
 
 Each message is an object with a string ``role`` and a ``content`` that is a string,
@@ -15,9 +16,14 @@ null, or a list of content parts (their ``text`` parts are joined). How they map
   linear in size) and whose output is the assistant message itself;
 - each of its ``tool_calls`` is a ``tool_call`` step after it, with the arguments decoded
   from their JSON text and the result taken from the ``tool`` message with the same
-  ``tool_call_id``. A call no tool message answers keeps ``result`` None; arguments that
-  are not valid JSON are kept as the text the model wrote, with the call's ``error``
-  saying so (a model writing broken arguments is a finding, not bad input);
+  ``tool_call_id``: the latest call of that id not answered yet (real logs use an id
+  again for a later call). A call no tool message answers keeps ``result`` None;
+  arguments that are not valid JSON are kept as the text the model wrote, with the
+  call's ``error`` saying so (a model writing broken arguments is a finding, not bad
+  input);
+- a result that reports a failure in one of the shapes providers and frameworks write
+  (``{"error": "timeout"}``, ``is_error``, a ``status`` of ``error``, ``Error: ...``;
+  see :mod:`~arbiter.trajectories.tool_errors`) sets the call's ``error``;
 - the last assistant message with text is the final answer; the run is ``completed``
   when the conversation ends on an assistant message with text and no tool calls, else
   ``incomplete``.
@@ -27,8 +33,13 @@ before ``tool_calls``) is a tool call too, without a call id; its result is the 
 ``function`` message with the same ``name`` (the legacy API had no ids, so results are
 paired by name, first asked first answered).
 
-A line that is not such a conversation is an :class:`~arbiter.errors.InputError` naming
-``file:line`` and the message at fault.
+What real logs get wrong and can be read anyway is repaired, each repair a warning of
+the run (``file:line: messages[i].field: what was done``): a tool call id used again, a
+result that answers no call still waiting (kept as a message of the next model call,
+attached to no call), a tool message without a ``tool_call_id`` (paired by its ``name``),
+a legacy ``function`` result no call asked for. Only what cannot be read is refused: a
+line that is not such a conversation, or a message of the wrong shape, is an
+:class:`~arbiter.errors.InputError` naming ``file:line`` and the message at fault.
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ from arbiter.trajectories.formats import (
     numbered_runs,
     record_runs,
 )
+from arbiter.trajectories.tool_errors import tool_error
 from arbiter.validation import validate_document
 
 __all__ = [
@@ -100,8 +112,16 @@ def parse_openai_messages(text: str, *, source: str) -> list[Trajectory]:
     ]
 
 
-def conversation_to_trajectory(record: Any, *, source: str, line: int) -> Trajectory:
+def conversation_to_trajectory(
+    record: Any, *, source: str, line: int, warnings: list[str] | None = None
+) -> Trajectory:
     """One parsed conversation (an object with ``messages``, or a bare list) as a trajectory.
+
+    Args:
+        record: The parsed conversation.
+        source: Where it came from (a file name), for messages and ``source.file``.
+        line: Its line in that file.
+        warnings: Where each repair of the conversation is appended, one line each.
 
     Raises:
         InputError: It is not a conversation (``source:line: why``).
@@ -112,14 +132,19 @@ def conversation_to_trajectory(record: Any, *, source: str, line: int) -> Trajec
     model = header.pop("model", None)
     document = {
         **header,
-        **messages_document(messages, where=where, model=model),
+        **messages_document(messages, where=where, model=model, warnings=warnings),
         "source": {"format": FORMAT, "file": source, "line": line},
     }
     return validate_document(Trajectory, document, where=where)
 
 
 def messages_document(
-    messages: list[Any], *, where: str, key: str = "messages", model: str | None = None
+    messages: list[Any],
+    *,
+    where: str,
+    key: str = "messages",
+    model: str | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
     """The ``steps``, ``final_answer`` and ``status`` of a trajectory document, from messages.
 
@@ -131,11 +156,12 @@ def messages_document(
         where: The location of the conversation, for messages (``file:line``).
         key: What the list is called in the source, for messages (``traj[3].role``).
         model: The model of every assistant turn, when known.
+        warnings: Where each repair is appended (``where: key[i].field: what was done``).
 
     Raises:
         InputError: A message is malformed (``where: key[i].field: why``).
     """
-    builder = _Builder(where, model=model)
+    builder = _Builder(where, model=model, warnings=warnings)
     for index, message in enumerate(messages):
         builder.add(message, f"{key}[{index}]")
     return {"steps": builder.steps, "final_answer": builder.final_answer, "status": builder.status}
@@ -149,10 +175,6 @@ def _header(record: Any, where: str) -> dict[str, Any]:
             f"{where}: expected an object with 'messages' or a list of messages, "
             f"got {json_type(record)}"
         )
-    unknown = sorted(set(record) - _RECORD_KEYS - _IGNORED_KEYS)
-    if unknown:
-        expected = ", ".join(sorted(_RECORD_KEYS))
-        raise InputError(f"{where}: unknown key {unknown[0][:80]!r}; expected {expected}")
     if not isinstance(record.get("messages"), list):
         got = json_type(record["messages"]) if "messages" in record else "nothing"
         raise InputError(f"{where}: 'messages' must be a list of messages, got {got}")
@@ -162,21 +184,30 @@ def _header(record: Any, where: str) -> dict[str, Any]:
     header: dict[str, Any] = {
         k: record[k] for k in ("id", "conversation_id", "model") if k in record
     }
-    if "metadata" in record:
-        header["metadata"] = record["metadata"]
+    metadata = record.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InputError(f"{where}: 'metadata' must be an object, got {json_type(metadata)}")
+    kept = dict(metadata or {})
+    for key in sorted(set(record) - _RECORD_KEYS - _IGNORED_KEYS):
+        kept.setdefault(key, record[key])  # what the record carries and the shape has no place for
+    if kept or "metadata" in record:
+        header["metadata"] = kept
     return header
 
 
 class _Builder:
     """Steps of one conversation, built message by message in one pass."""
 
-    def __init__(self, where: str, *, model: str | None) -> None:
+    def __init__(self, where: str, *, model: str | None, warnings: list[str] | None) -> None:
         self.where, self.model = where, model
+        self.warnings = warnings if warnings is not None else []
         self.steps: list[dict[str, Any]] = []
         self.final_answer: str | None = None
         self.status = "incomplete"
         self._pending: list[dict[str, Any]] = []  # input of the next LLM call
-        self._calls: dict[str, dict[str, Any]] = {}  # tool_call_id -> its step
+        self._ids: set[str] = set()  # every tool call id seen
+        self._waiting: dict[str, list[dict[str, Any]]] = {}  # id -> its calls, in order
+        self._by_name: dict[str, list[dict[str, Any]]] = {}  # tool name -> its calls
         self._unanswered: dict[str, list[dict[str, Any]]] = {}  # legacy name -> its calls
 
     def add(self, message: Any, at: str) -> None:
@@ -233,9 +264,15 @@ class _Builder:
         step = self._function_call(tool_call.get("function"), f"{at}.function")
         step["call_id"] = call_id
         if call_id is not None:
-            if call_id in self._calls:
-                self._fail(f"{at}.id", f"tool call id {call_id[:80]!r} is used twice")
-            self._calls[call_id] = step
+            if call_id in self._ids:
+                self._warn(
+                    f"{at}.id",
+                    f"tool call id {call_id[:80]!r} is used again; a result of that id "
+                    "answers the latest call not answered yet",
+                )
+            self._ids.add(call_id)
+            self._waiting.setdefault(call_id, []).append(step)
+        self._by_name.setdefault(step["name"], []).append(step)
         return step
 
     def _function_call(self, function: Any, at: str) -> dict[str, Any]:
@@ -263,22 +300,66 @@ class _Builder:
             self._fail(f"{at}.name", f"must be a string, got {json_type(name)}")
         waiting = self._unanswered.get(name)
         if not waiting:
-            self._fail(f"{at}.name", f"{name[:80]!r} answers no earlier function_call")
-        waiting.pop(0)["result"] = content
+            self._warn(
+                f"{at}.name",
+                f"{name[:80]!r} answers no earlier function_call; kept as a message only",
+            )
+            return
+        self._answer(waiting.pop(0), content, message)
 
     def _tool_result(self, message: dict[str, Any], content: str | None, at: str) -> None:
         call_id = message.get("tool_call_id")
+        if call_id is None:
+            self._result_by_name(message, content, at)
+            return
         if not isinstance(call_id, str):
             self._fail(f"{at}.tool_call_id", f"must be a string, got {json_type(call_id)}")
-        step = self._calls.get(call_id)
+        step = _latest_waiting(self._waiting.get(call_id))
         if step is None:
-            self._fail(f"{at}.tool_call_id", f"{call_id[:80]!r} answers no earlier tool call")
-        if "result" in step:
-            self._fail(f"{at}.tool_call_id", f"tool call {call_id[:80]!r} is answered twice")
+            why = "is answered already" if call_id in self._ids else "answers no earlier call"
+            self._warn(
+                f"{at}.tool_call_id",
+                f"tool call {call_id[:80]!r} {why}; the result is kept as a message only",
+            )
+            return
+        self._answer(step, content, message)
+
+    def _result_by_name(self, message: dict[str, Any], content: str | None, at: str) -> None:
+        """A tool message without a call id: the latest waiting call of its tool's name."""
+        name = message.get("name")
+        step = _latest_waiting(self._by_name.get(name)) if isinstance(name, str) else None
+        if step is None:
+            self._warn(
+                f"{at}.tool_call_id",
+                "missing, and no waiting call has the message's name; kept as a message only",
+            )
+            return
+        self._warn(
+            f"{at}.tool_call_id", f"missing; paired with the latest waiting call of {name!r}"
+        )
+        self._answer(step, content, message)
+
+    def _answer(self, step: dict[str, Any], content: str | None, message: dict[str, Any]) -> None:
         step["result"] = content
+        error = tool_error(content, message=message)
+        if error is not None and step.get("error") is None:
+            step["error"] = error
+
+    def _warn(self, at: str, what: str) -> None:
+        self.warnings.append(f"{self.where}: {at}: {what}")
 
     def _fail(self, at: str, why: str) -> NoReturn:
         raise InputError(f"{self.where}: {at}: {why}")
+
+
+def _latest_waiting(calls: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The latest call of ``calls`` not answered yet; answered ones at the end are dropped
+    on the way, so pairing stays linear in the conversation's length."""
+    while calls:
+        if "result" not in calls[-1]:
+            return calls[-1]
+        calls.pop()
+    return None
 
 
 def _content(value: Any, fail: Callable[[str], NoReturn]) -> str | None:
@@ -298,12 +379,25 @@ def _content(value: Any, fail: Callable[[str], NoReturn]) -> str | None:
 
 
 def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
-    return numbered_runs(load_openai_messages(file), file, FORMAT)
+    text = read_text(file, what="conversations file")
+    return numbered_runs(_conversations(text, str(file)), file, FORMAT)
+
+
+def _conversations(text: str, source: str) -> Iterator[tuple[Trajectory, list[str]]]:
+    for number, record in iter_json_lines(text, source=source):
+        warnings: list[str] = []
+        trajectory = conversation_to_trajectory(
+            record, source=source, line=number, warnings=warnings
+        )
+        yield trajectory, warnings
 
 
 def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:
-    trajectory = conversation_to_trajectory(record, source=options.source, line=1)
-    return record_runs([trajectory], FORMAT, options.source)
+    warnings: list[str] = []
+    trajectory = conversation_to_trajectory(
+        record, source=options.source, line=1, warnings=warnings
+    )
+    return record_runs([(trajectory, warnings)], FORMAT, options.source)
 
 
 def _resemblance(record: Any) -> float:

@@ -52,6 +52,7 @@ from arbiter.trajectories.formats import (
     ImportOptions,
     SpanReading,
     TrajectoryFormat,
+    TrajectoryFormatRegistry,
     numbered_runs,
     record_runs,
 )
@@ -378,7 +379,25 @@ def _read_bytes(file: Path) -> bytes:
 
 
 def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
+    if file.suffix.lower() in _PROTOBUF_SUFFIXES and options.formats is not None:
+        # A protobuf file is told by its suffix alone: its traces may be any span format's.
+        spans, logs = decode_otlp_protobuf(_read_bytes(file), where=str(file))
+        return numbered_runs(_by_span_format(spans, logs, options.formats, file), file, "otlp")
     return numbered_runs(load_otlp(file), file, "otlp")
+
+
+def _by_span_format(
+    spans: list[Span], logs: list[LogRecord], formats: TrajectoryFormatRegistry, file: Path
+) -> Iterator[Trajectory]:
+    """Each trace read by the span format that claims it most (this one when none does)."""
+    for trace_spans in group_by_trace(spans).values():
+        reader = formats.span_format(trace_spans)
+        if reader is None or reader.spans is None or reader.name == "otlp":
+            yield from trajectories_from_spans(
+                trace_spans, logs, source_format=PROTOBUF_FORMAT, file=str(file)
+            )
+        else:
+            yield from reader.spans.read(trace_spans, logs, PROTOBUF_FORMAT)
 
 
 def _read_record(record: Any, options: ImportOptions) -> list[ImportedRun]:

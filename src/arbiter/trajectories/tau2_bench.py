@@ -6,7 +6,10 @@
 ``start_time`` / ``end_time`` and the agent's and user's cost; each task its
 ``evaluation_criteria.actions``, the gold actions (``name``, ``arguments``, ``requestor``).
 The runner's directory format (``results.json`` with no simulations, and a
-``simulations/`` directory beside it of one simulation a file) reads too.
+``simulations/`` directory beside it of one simulation a file) reads too, and so does
+one simulation's file alone (without its tasks, so without gold actions). Whatever a
+simulation carries that the trajectory has no field for (its ``mode``, the agent's
+``agent_usage``, a ``review``, an ``info``) is kept in the trajectory's metadata.
 
 The messages become steps as :mod:`~arbiter.trajectories.tau2_messages` reads them; the
 gold actions the simulated user must take (``requestor: user``) are not the agent's, so
@@ -63,6 +66,9 @@ _STATUS = {
     "max_steps": "incomplete",
 }
 _SIMULATIONS_DIR = "simulations"
+_READ_KEYS = frozenset(
+    {"id", "task_id", "trial", "messages", "ticks", "reward_info", "start_time", "end_time"}
+)
 
 
 def load_tau2_bench(path: str | os.PathLike[str]) -> list[TauBenchTrial]:
@@ -78,6 +84,8 @@ def load_tau2_bench(path: str | os.PathLike[str]) -> list[TauBenchTrial]:
     text = read_text(file, what="τ²-bench results")
     document = parse_json(text, source=str(file))
     folder = file.parent / _SIMULATIONS_DIR
+    if _is_simulation(document):
+        return _trials({}, [(str(file), document)], source=str(file))
     if isinstance(document, dict) and not document.get("simulations") and folder.is_dir():
         located = [
             (str(each), read_json_file(each, what="τ²-bench simulation"))
@@ -107,6 +115,15 @@ def parse_tau2_bench(text: str, *, source: str) -> list[TauBenchTrial]:
         raise InputError(f"{source}: 'simulations' must be a list, got {got}")
     located = [(f"{source}: simulations[{i}]", s) for i, s in enumerate(simulations)]
     return _trials(document, located, source=source)
+
+
+def _is_simulation(document: Any) -> bool:
+    """Whether a document is one simulation (a file of the runner's ``simulations/``)."""
+    return (
+        isinstance(document, dict)
+        and "simulations" not in document
+        and {"task_id", "termination_reason"} <= document.keys()
+    )
 
 
 def tau2_bench_pass_hat_k(trials: Sequence[TauBenchTrial], k: int) -> float:
@@ -179,7 +196,10 @@ def _trial(
     if not isinstance(messages, list):
         raise InputError(f"{where}: 'messages' must be a list, got {json_type(messages)}")
     agent_info = _object(info.get("agent_info"))
-    steps = tau2_messages_document(messages, where=where, model=_text(agent_info.get("llm")))
+    warnings: list[str] = []
+    steps = tau2_messages_document(
+        messages, where=where, model=_text(agent_info.get("llm")), warnings=warnings
+    )
     termination = simulation.get("termination_reason")
     termination = termination if isinstance(termination, str) else None
     task = tasks.get(str(task_id), {})
@@ -206,6 +226,7 @@ def _trial(
         trajectory=validate_document(Trajectory, document, where=where),
         reward=_reward(simulation.get("reward_info"), termination, where),
         expected_actions=_actions(task, where),
+        warnings=tuple(warnings),
     )
 
 
@@ -222,6 +243,11 @@ def _metadata(
         value = simulation.get(key)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             metadata[key] = value
+    for key, value in simulation.items():
+        # What the simulation carries that the trajectory has no field for (its mode, the
+        # agent's usage, a review) is kept; what became the run itself is not repeated.
+        if key not in _READ_KEYS and value is not None:
+            metadata.setdefault(key, value)
     domain = _object(info.get("environment_info")).get("domain_name")
     if isinstance(domain, str):
         metadata["domain"] = domain
@@ -321,6 +347,8 @@ def _resemblance(record: Any) -> float:
         return MATCH
     if isinstance(record.get("info"), dict) and isinstance(record.get("tasks"), list):
         return MATCH
+    if _is_simulation(record):
+        return MATCH + 0.25  # it has messages too, but says whose: more than a conversation
     return 0.5 if "simulations" in record else 0.0
 
 

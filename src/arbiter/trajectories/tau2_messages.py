@@ -12,27 +12,32 @@ not the agent's: their results are accepted but they are not steps.
 
 from __future__ import annotations
 
+from collections import deque
 from datetime import datetime
 from typing import Any, NoReturn
 
 from arbiter.datasets.jsonio import json_type
 from arbiter.errors import InputError
+from arbiter.trajectories.tool_errors import tool_error
 
 __all__ = ["may_precede", "parse_timestamp", "tau2_messages_document"]
 
 
-def tau2_messages_document(messages: list[Any], *, where: str, model: str | None) -> dict[str, Any]:
+def tau2_messages_document(
+    messages: list[Any], *, where: str, model: str | None, warnings: list[str] | None = None
+) -> dict[str, Any]:
     """The ``steps`` and ``final_answer`` of a trajectory document, from τ²-bench messages.
 
     Args:
         messages: The simulation's parsed messages.
         where: The simulation's location, for messages (``file: simulations[3]``).
         model: The agent's model, when the run says.
+        warnings: Where each repair is appended (``where: messages[i].field: what``).
 
     Raises:
         InputError: A message is malformed (``where: messages[i].field: why``).
     """
-    builder = _Builder(where, model=model)
+    builder = _Builder(where, model=model, warnings=warnings)
     for index, message in enumerate(messages):
         builder.add(message, f"messages[{index}]")
     return {"steps": builder.steps, "final_answer": builder.final_answer}
@@ -60,12 +65,15 @@ def may_precede(start: datetime | None, end: datetime | None) -> bool:
 class _Builder:
     """The steps of one simulation, message by message in one pass."""
 
-    def __init__(self, where: str, *, model: str | None) -> None:
+    def __init__(self, where: str, *, model: str | None, warnings: list[str] | None) -> None:
         self.where, self.model = where, model
+        self.warnings = warnings if warnings is not None else []
         self.steps: list[dict[str, Any]] = []
         self.final_answer: str | None = None
         self._pending: list[dict[str, Any]] = []  # input of the next LLM call
-        self._calls: dict[str, dict[str, Any]] = {}  # the agent's tool call id -> its step
+        self._ids: set[str] = set()  # every call id seen, the agent's and the user's
+        self._calls: dict[str, list[dict[str, Any]]] = {}  # the agent's id -> its calls
+        self._unnamed: deque[dict[str, Any]] = deque()  # the agent's calls without an id
         self._user_calls: set[str] = set()  # the simulated user's tool call ids
 
     def add(self, message: Any, at: str) -> None:
@@ -119,7 +127,9 @@ class _Builder:
             call_id, step = self._call_step(tool_call, f"{at}.tool_calls[{index}]")
             step["started_at"] = timestamp
             if call_id:
-                self._calls[call_id] = step
+                self._calls.setdefault(call_id, []).append(step)
+            else:
+                self._unnamed.append(step)
             self.steps.append(step)
         if content is not None and content.strip():
             self.final_answer = content
@@ -138,8 +148,14 @@ class _Builder:
             self._fail(f"{at}.name", f"must be a string, got {json_type(name)}")
         if not isinstance(call_id, str):
             self._fail(f"{at}.id", f"must be a string, got {json_type(call_id)}")
-        if call_id and (call_id in self._calls or call_id in self._user_calls):
-            self._fail(f"{at}.id", f"tool call id {call_id[:80]!r} is used twice")
+        if call_id in self._ids:
+            self._warn(
+                f"{at}.id",
+                f"tool call id {call_id[:80]!r} is used again; a result of that id answers "
+                "the latest call not answered yet",
+            )
+        if call_id:
+            self._ids.add(call_id)
         step = {
             "kind": "tool_call",
             "name": name,
@@ -151,23 +167,40 @@ class _Builder:
     def _tool_result(
         self, message: dict[str, Any], content: str | None, timestamp: datetime | None, at: str
     ) -> None:
-        call_id = message.get("id")
+        call_id = message.get("id", "")
         if not isinstance(call_id, str):
             self._fail(f"{at}.id", f"must be a string, got {json_type(call_id)}")
         self._pending.append({"role": "tool", "content": content})
-        if call_id in self._user_calls:
+        if message.get("requestor") == "user" or call_id in self._user_calls:
             return
-        step = self._calls.get(call_id)
+        step = self._waiting(call_id)
         if step is None:
-            self._fail(f"{at}.id", f"{call_id[:80]!r} answers no earlier tool call")
-        if "result" in step:
-            self._fail(f"{at}.id", f"tool call {call_id[:80]!r} is answered twice")
+            why = "is answered already" if call_id in self._ids else "answers no earlier call"
+            shown = f"tool call {call_id[:80]!r}" if call_id else "a result without a call id"
+            self._warn(f"{at}.id", f"{shown} {why}; the result is kept as a message only")
+            return
         step["result"] = content
-        if message.get("error") is True:
-            step["error"] = content or "the tool reported an error"
+        error = tool_error(content, message=message)
+        if error is not None:
+            step["error"] = error
         if not may_precede(step["started_at"], timestamp):
             step["started_at"] = None  # clock skew: keep the end, drop what contradicts it
         step["ended_at"] = timestamp
+
+    def _waiting(self, call_id: str) -> dict[str, Any] | None:
+        """The call a result of ``call_id`` answers: the latest of that id not answered
+        yet; for a result without an id, the earliest call without one not answered yet."""
+        if not call_id:
+            return self._unnamed.popleft() if self._unnamed else None
+        calls = self._calls.get(call_id)
+        while calls:
+            if "result" not in calls[-1]:
+                return calls[-1]
+            calls.pop()
+        return None
+
+    def _warn(self, at: str, what: str) -> None:
+        self.warnings.append(f"{self.where}: {at}: {what}")
 
     def _fail(self, at: str, why: str) -> NoReturn:
         raise InputError(f"{self.where}: {at}: {why}")

@@ -5,7 +5,16 @@
 OpenAI chat format (read as :mod:`~arbiter.trajectories.openai_messages` reads it),
 ``info.task`` the task with its gold ``actions`` and the user's ``instruction``, and
 ``info.error`` an error of the run (a timeout). A JSONL file of the same records, one a
-line, reads too. Keys other than these five (forks add token counts) are ignored.
+line, reads too. What else a record carries (the published files' ``info.source``,
+``info.user_cost``, ``info.reward_info``, the task's ``user_id`` and ``outputs``, a fork's
+token counts) is kept in the trajectory's metadata, and the reward's own breakdown
+(``r_actions``, ``r_outputs``) in the reward score's.
+
+The published trajectories use a tool call id again for a later call: a result answers
+the latest call of its id not answered yet, and each such repair is a warning of the
+trial (see :mod:`~arbiter.trajectories.openai_messages`). A tool result starting with
+``Error:`` (what the benchmark's environments return for a failed action) is a failed
+call.
 
 A trial passes when its reward is 1 within 1e-6, the benchmark's own test, so pass^k over
 the trials (:func:`tau_bench_pass_hat_k`) is the benchmark's: the mean over tasks of
@@ -59,6 +68,7 @@ class TauBenchTrial:
         trajectory: What the agent did.
         reward: The benchmark's reward as a ``reward`` score; it passes at 1.
         expected_actions: The task's gold actions, each ``{"name", "arguments"}``.
+        warnings: What the importer repaired to read the trial, one line each.
     """
 
     task_id: str
@@ -66,6 +76,7 @@ class TauBenchTrial:
     trajectory: Trajectory
     reward: Score
     expected_actions: list[dict[str, JsonValue]]
+    warnings: tuple[str, ...] = ()
 
 
 def reward_passed(reward: float) -> bool:
@@ -146,20 +157,19 @@ def _trial(record: Any, *, where: str, source: str, line: int | None) -> TauBenc
         raise InputError(f"{where}: 'traj' must be a list of messages, got {json_type(traj)}")
     task: dict[str, Any] = info["task"] if isinstance(info.get("task"), dict) else {}
     error = info.get("error")
+    warnings: list[str] = []
     document: dict[str, Any] = {
         "id": f"{task_id}/{trial}",
         "agent": {"agent_class": "conversation_with_tools"},
-        **messages_document(traj, where=where, key="traj"),
+        **messages_document(traj, where=where, key="traj", warnings=warnings),
         "source": {"format": FORMAT, "file": source, "line": line},
-        "metadata": {"task_id": task_id, "trial": trial},
+        "metadata": _metadata(record, info, task, task_id=task_id, trial=trial),
     }
     # A τ-bench conversation ends on the user's stop, not on an answer: it is over unless
     # the run failed.
     document["status"] = "completed" if error is None else "error"
     if error is not None:
         document["error"] = str(error)
-    if isinstance(task.get("instruction"), str):
-        document["metadata"]["instruction"] = task["instruction"]
     passed = reward_passed(float(reward))
     return TauBenchTrial(
         task_id=str(task_id),
@@ -170,9 +180,51 @@ def _trial(record: Any, *, where: str, source: str, line: int | None) -> TauBenc
             value=float(reward),
             passed=passed,
             explanation=f"τ-bench reward {float(reward):g} ({'1: success' if passed else 'not 1'})",
+            metadata=_reward_details(info.get("reward_info")),
         ),
         expected_actions=_actions(task.get("actions", []), where),
+        warnings=tuple(warnings),
     )
+
+
+_RECORD_KEYS = frozenset({"task_id", "trial", "reward", "info", "traj"})
+_INFO_KEYS = frozenset({"task", "error"})
+_TASK_KEYS = frozenset({"actions", "instruction"})
+
+
+def _metadata(
+    record: dict[str, Any],
+    info: dict[str, Any],
+    task: dict[str, Any],
+    *,
+    task_id: str | int,
+    trial: int,
+) -> dict[str, Any]:
+    """The run's metadata: its task and trial, the instruction, and whatever else the
+    record carries that the trajectory has no field for (nothing the file holds is lost)."""
+    metadata: dict[str, Any] = {"task_id": task_id, "trial": trial}
+    if isinstance(task.get("instruction"), str):
+        metadata["instruction"] = task["instruction"]
+    extras = [
+        *((k, v) for k, v in task.items() if k not in _TASK_KEYS),
+        *((k, v) for k, v in info.items() if k not in _INFO_KEYS),
+        *((k, v) for k, v in record.items() if k not in _RECORD_KEYS),
+    ]
+    for key, value in extras:
+        metadata.setdefault(key, value)
+    return metadata
+
+
+def _reward_details(reward_info: Any) -> dict[str, JsonValue]:
+    """The reward's breakdown the benchmark recorded (``r_actions``, ``r_outputs``)."""
+    details = reward_info.get("info") if isinstance(reward_info, dict) else None
+    if not isinstance(details, dict):
+        return {}
+    return {
+        key: value
+        for key, value in details.items()
+        if isinstance(value, int | float | str | bool) and key.startswith("r_")
+    }
 
 
 def _actions(actions: Any, where: str) -> list[dict[str, JsonValue]]:
@@ -204,6 +256,7 @@ def trial_run(trial: TauBenchTrial, format: str) -> ImportedRun:
         scores=[trial.reward],
         assertions=assertions,
         source_format=format,
+        warnings=list(trial.warnings),
     )
 
 
