@@ -62,7 +62,7 @@ def _submit(client: TestClient, key: str, agent: str, passed: bool) -> dict[str,
         "trajectory": {
             "agent": {"name": agent},
             "status": "completed",
-            "steps": [{"type": "llm_call", "model": "m", "cost_usd": cost}],
+            "steps": [{"kind": "llm_call", "model": "m", "cost_usd": cost}],
             "final_answer": "ok",
         }
     }
@@ -170,3 +170,42 @@ def test_votes_and_backtest(env: dict[str, Any]) -> None:
     )
     assert bad.status_code == 400
     assert "floors.heathy" in bad.json()["error"]["message"]
+
+
+def test_ingest_trips_the_breaker_once_and_a_webhook_gets_one_signed_call(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+    import hmac
+
+    from tests.trust.webhook_receiver import webhook_receiver
+
+    client = env["client"]
+    with webhook_receiver() as hook:
+        monkeypatch.setenv("ARBITER_TRUST_WEBHOOK_URLS", hook.url)
+        monkeypatch.setenv("ARBITER_TRUST_WEBHOOK_SECRET", "s3cret")
+        for _ in range(6):
+            _submit(client, env["a"], "sliding", True)
+        for _ in range(12):
+            _submit(client, env["a"], "sliding", False)
+        assert hook.arrived.wait(timeout=20)
+        trust = client.get("/v1/agents/sliding/trust", headers=_h(env["a"])).json()
+        assert trust["state"] == "at_risk"
+        assert trust["autonomous"] is False
+        events = client.get("/v1/assurance/inbox", headers=_h(env["a"])).json()["items"]
+        assert [e["kind"] for e in events] == ["breaker_trip"]
+    assert len(hook.calls) == 1
+    headers, body = hook.calls[0]
+    stamp = headers["x-arbiter-timestamp"]
+    mac = hmac.new(b"s3cret", stamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    assert headers["x-arbiter-signature"] == "sha256=" + mac
+    assert b'"breaker_trip"' in body
+
+
+def test_a_broken_trust_policy_never_touches_ingest(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "broken.toml").write_text("[floors]\nheathy = 1\n")
+    monkeypatch.setenv("ARBITER_TRUST_POLICY", str(tmp_path / "broken.toml"))
+    stored_run = _submit(env["client"], env["a"], "bot", False)
+    assert stored_run["passed"] is False

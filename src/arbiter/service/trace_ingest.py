@@ -31,6 +31,7 @@ from typing import Literal
 from arbiter.contract import StoredTrajectory
 from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
+from arbiter.service.trust import evaluate_breaker
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
 from arbiter.telemetry_eval import EVALUATION_OPERATION
@@ -159,6 +160,7 @@ class TraceIngest:
             scored = [await self._score(run, owner) for run in runs]
             records.append((key, version, scored))
         self._save(records, owner, report)
+        await evaluate_breaker(self.store, report.stored, owner=owner)  # never raises
         return report
 
     def _take(
