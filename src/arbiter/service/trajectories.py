@@ -36,6 +36,7 @@ from arbiter.contract import (
     FlowRun,
     LlmCall,
     OnlineResult,
+    Score,
     ScorerSpec,
     StoredTrajectory,
     Trajectory,
@@ -67,6 +68,7 @@ __all__ = [
     "score_and_store",
     "score_run",
     "store_sample_trajectories",
+    "stored_from_scores",
     "stored_record",
     "submit_formats",
 ]
@@ -280,12 +282,47 @@ def stored_record(
     now: datetime | None = None,
 ) -> StoredTrajectory:
     """The stored shape of a run and its online result: scores, verdict, band, totals."""
-    subject = run.trajectory or run.flow
-    assert subject is not None
     scored = result.payload("scorers", ScoredRun)
-    found = scored.scores if scored is not None else []
+    return stored_from_scores(
+        run,
+        scored.scores if scored is not None else [],
+        specs=scoring.specs,
+        rules=scoring.rules,
+        run_id=run_id,
+        not_applicable=scored.not_applicable if scored is not None else [],
+        notes=[*(scored.cut if scored is not None else []), *result.errors],
+        now=now,
+    )
+
+
+def stored_from_scores(
+    run: ImportedRun,
+    found: Sequence[Score],
+    *,
+    specs: Mapping[str, ScorerSpec],
+    rules: frozenset[str],
+    run_id: str,
+    not_applicable: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    now: datetime | None = None,
+) -> StoredTrajectory:
+    """The stored shape of a run and the scores its scorers gave, as the server stores it.
+
+    Args:
+        run: The imported run (its imported scores come first).
+        found: The scorers' scores, in scorer order.
+        specs: Each scorer's spec by the name its scores carry.
+        rules: The scorers whose failure convicts the run.
+        run_id: The stored id.
+        not_applicable: Scorers that do not measure runs of its agent class.
+        notes: What the scoring noted (after what the import repaired).
+        now: The time stored as its creation.
+    """
+    subject = run.trajectory or run.flow
+    if subject is None:  # an ImportedRun always carries one of the two
+        raise InputError(f"{_BODY}: the run holds neither a trajectory nor a flow")
     scores = [*run.scores, *found]
-    verdict = turn_failed(scores, rule_scorers=scoring.rules | {s.name for s in run.scores})
+    verdict = turn_failed(scores, rule_scorers=rules | {s.name for s in run.scores})
     decided = any(s.passed is not None and s.error is None for s in scores)
     passed = (not verdict.failed) if decided else None
     band: Band | None = None
@@ -293,7 +330,6 @@ def stored_record(
         reviewed = any(s.band == "review" for s in scores)
         band = "danger" if verdict.failed else "review" if reviewed else "healthy"
     cost, duration, tokens = _totals(subject)
-    notes = [*(scored.cut if scored is not None else []), *result.errors]
     return StoredTrajectory(
         id=run_id,
         created_at=now or datetime.now(UTC),
@@ -310,9 +346,10 @@ def stored_record(
         band=band,
         convicted_by=verdict.convicted_by,
         scores=scores,
-        not_applicable=scored.not_applicable if scored is not None else [],
-        scorers=[scoring.specs[s.name] for s in found if s.name in scoring.specs],
-        notes=notes,
+        not_applicable=list(not_applicable),
+        scorers=[specs[s.name] for s in found if s.name in specs],
+        # What the importer repaired comes first: it is about the record itself.
+        notes=[*run.warnings, *notes],
         cost_usd=cost,
         duration_ms=duration,
         total_tokens=tokens,
