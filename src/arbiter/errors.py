@@ -23,6 +23,7 @@
     │   ├── StoreUnavailable        the store cannot be reached, created or written    (exit 1)
     │   └── RunBusy                 another process is executing the run               (exit 1)
     ├── GateFailed                  a release gate was missed (exit 1)
+    ├── EngineError                 the engine (a Ray cluster) is unreachable or lost work (exit 1)
     └── Interrupted                 the user stopped a command (Ctrl-C)       (exit 130)
 
 Third-party exceptions are converted into these at the seam where they occur, so
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArbiterError",
+    "EngineError",
     "GateFailed",
     "InputError",
     "Interrupted",
@@ -96,6 +98,11 @@ class RunBusy(StoreError):
     """Another live process is executing the run (for example a second ``--resume``)."""
 
     exit_code = 1
+
+
+class EngineError(ArbiterError):
+    """The engine cannot run the work: a cluster that cannot be reached or started, a
+    batch lost past its retries (exit code 1)."""
 
 
 class GateFailed(ArbiterError):
