@@ -63,6 +63,9 @@ class RunConfig(BaseModel):
     gate: RunGate | None = None
     """The gate the run must pass (an eval file's ``[gate]``); None: none. A resume
     applies it too, since the file may have changed or be gone."""
+    engine: Literal["local", "ray"] = "local"
+    """Where the run was started: this process, or a Ray cluster. A resume may run on
+    either; no result depends on where a pair ran."""
 
     @property
     def uses_cache(self) -> bool:

@@ -1,7 +1,9 @@
 """Offline runs: every (example, repetition) pair through a system under test.
 
-The async core ``run_eval_async`` drives a fixed pool of workers (bounded
-concurrency), retries what may pass on a second try (the one
+The async core ``run_eval_async`` hands the run's pairs to an engine as one
+:class:`PairWork` (:mod:`arbiter.engines`): the local engine runs its fixed pool of
+workers (bounded concurrency) in this process, the Ray engine runs the same pool on
+batches of pairs in a cluster's workers. The work retries what may pass on a second try (the one
 :class:`~arbiter.http.retry.RetryPolicy`, under a per-run retry budget), and hands each
 result to a writer task that commits it to the store as soon as it arrives (whatever
 else arrived meanwhile goes in the same transaction). The store is whatever
@@ -18,7 +20,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,7 +36,10 @@ from arbiter.contract import (
     RunGate,
     RunStatus,
 )
+from arbiter.engines.base import Engine
+from arbiter.engines.local import LocalEngine
 from arbiter.errors import (
+    InputError,
     InvalidSystemResponse,
     SystemCrashed,
     SystemTimeout,
@@ -53,7 +58,9 @@ from arbiter.validation import describe_validation_error, format_loc
 
 __all__ = [
     "HEARTBEAT_S",
+    "PairWork",
     "ProgressCallback",
+    "RunParts",
     "default_scorers",
     "describe_system_short",
     "resume_eval",
@@ -65,6 +72,11 @@ __all__ = [
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` as completed pairs are stored."""
+
+RunParts = Callable[[], tuple[SystemUnderTest, Sequence[Scorer]]]
+"""Builds a run's system and scorers anew (in another process): a picklable callable,
+e.g. a ``functools.partial`` of a module-level function over the system's description
+and the scorers' specs."""
 
 HEARTBEAT_S = 15.0
 """How often a running run renews its lease (a lease goes stale after a minute)."""
@@ -187,28 +199,115 @@ def default_scorers(config: RunConfig) -> list[Scorer]:
     return [label_scorer(label_map=config.label_map)]
 
 
-async def _execute(
+class PairWork:
+    """The pairs of a run as an engine's work: each pair through the system, then every
+    scorer, a fixed pool of ``concurrency`` workers keeping pairs in flight.
+
+    Given the run's ``system`` and scorers it runs them in this process; its portable
+    form carries only ``parts`` (see :data:`RunParts`) and builds them where it runs.
+    """
+
+    def __init__(
+        self,
+        system: SystemUnderTest | None,
+        scorers: Sequence[Scorer] | None,
+        config: RunConfig,
+        *,
+        parts: RunParts | None = None,
+        concurrency: int | None = None,
+        limit_key: str | None = None,
+    ) -> None:
+        self.system, self.scorers, self.config, self.parts = system, scorers, config, parts
+        self._concurrency = concurrency or config.concurrency
+        self._limit_key = limit_key
+
+    @property
+    def concurrency(self) -> int:
+        """Calls in flight at once."""
+        return self._concurrency
+
+    @property
+    def limit_key(self) -> str | None:
+        """The system every call goes to: calls to one system share one limit."""
+        return self._limit_key
+
+    def key(self, item: tuple[Example, int]) -> str:
+        """The example's id: every repetition of an example lands in one batch."""
+        return item[0].id
+
+    def portable(self) -> PairWork:
+        """This work without the live system and scorers, rebuilt from ``parts``.
+
+        Raises:
+            InputError: The run was given a system object, not a description to build.
+        """
+        if self.parts is None:
+            raise InputError(
+                "this run's system was given as an object: an engine that runs it in "
+                "other processes needs it built from a description (the local engine runs it)"
+            )
+        return PairWork(
+            None,
+            None,
+            self.config,
+            parts=self.parts,
+            concurrency=self._concurrency,
+            limit_key=self._limit_key,
+        )
+
+    def limited(self, concurrency: int) -> PairWork:
+        """The same work with at most ``concurrency`` calls in flight."""
+        return PairWork(
+            self.system,
+            self.scorers,
+            self.config,
+            parts=self.parts,
+            concurrency=max(1, concurrency),
+            limit_key=self._limit_key,
+        )
+
+    async def run(
+        self, items: Iterable[tuple[Example, int]], emit: Callable[[PairResult], Awaitable[None]]
+    ) -> None:
+        """Score every pair, awaiting ``emit`` with each result as it completes."""
+        system, scorers = self.system, self.scorers
+        if system is None or scorers is None:
+            if self.parts is None:
+                raise InputError("a pair work needs a system and scorers, or parts to build them")
+            system, scorers = self.parts()
+        async with _opened(system, scorers):
+            await _score_all(system, _Scoring(scorers), items, self.config, self._concurrency, emit)
+
+
+@contextlib.asynccontextmanager
+async def _opened(system: SystemUnderTest, scorers: Sequence[Scorer]) -> AsyncIterator[None]:
+    """The system opened (its connections) and the scorers closed (their providers) after."""
+    async with contextlib.AsyncExitStack() as stack:
+        for scorer in scorers:  # model scorers close their providers
+            close = getattr(scorer, "aclose", None)
+            if callable(close):
+                stack.push_async_callback(close)
+        if hasattr(system, "__aenter__"):
+            await stack.enter_async_context(system)  # type: ignore[arg-type]
+        yield
+
+
+async def _score_all(
     system: SystemUnderTest,
     scoring: _Scoring,
-    pairs: Sequence[tuple[Example, int]],
+    items: Iterable[tuple[Example, int]],
     config: RunConfig,
-    *,
-    store: RunStore | None,
-    run_id: str | None,
-    sink: list[PairResult],
-    progress: ProgressCallback | None,
-    already_done: int,
-    total: int,
+    concurrency: int,
+    emit: Callable[[PairResult], Awaitable[None]],
 ) -> None:
-    """Run ``pairs`` with ``config.concurrency`` workers; persist each result at once."""
+    """Run ``items`` with ``concurrency`` workers; emit each result as it completes."""
     work: asyncio.Queue[tuple[Example, int]] = asyncio.Queue()
-    for pair in pairs:
+    for pair in items:
         work.put_nowait(pair)
-    finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
+    # The jitter of retries only spaces calls out: no result depends on it.
     rng = random.Random(config.seed)
     budget = RetryBudget(ratio=config.retry_budget) if config.retry_budget is not None else None
     retry = (RetryPolicy(retries=config.retries), budget)
-    done = already_done
     # A system that may not suspend (a plain sync function) would starve the writer until
     # the very end: after each of its results the worker yields, so each is stored as it
     # lands. A system that always suspends (network I/O) lets the writer run anyway.
@@ -220,11 +319,33 @@ async def _execute(
                 example, repetition = work.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            finished.put_nowait(
-                await _score_pair(system, scoring, example, repetition, config, retry, rng)
-            )
+            await emit(await _score_pair(system, scoring, example, repetition, config, retry, rng))
             if must_yield:
                 await asyncio.sleep(0)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(concurrency, work.qsize())):
+            group.create_task(worker())
+
+
+async def _execute(
+    engine: Engine,
+    work: PairWork,
+    pairs: Sequence[tuple[Example, int]],
+    *,
+    store: RunStore | None,
+    run_id: str | None,
+    sink: list[PairResult],
+    progress: ProgressCallback | None,
+    already_done: int,
+    total: int,
+) -> None:
+    """Run ``pairs`` on ``engine``; persist each result as soon as it arrives."""
+    finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
+    done = already_done
+
+    async def arrived(result: PairResult) -> None:
+        finished.put_nowait(result)
 
     async def writer() -> None:
         nonlocal done
@@ -260,9 +381,8 @@ async def _execute(
 
     writer_task = asyncio.create_task(writer())
     try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(config.concurrency, len(pairs))):
-                group.create_task(worker())
+        if pairs:
+            await engine.run(work, pairs, arrived)
     finally:
         finished.put_nowait(None)
         # Shielded so that results already finished reach the store even on cancellation.
@@ -301,6 +421,8 @@ async def run_eval_async(
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
+    engine: Engine | None = None,
+    parts: RunParts | None = None,
 ) -> Report:
     """Run ``dataset`` through ``system`` ``k`` times and score every output.
 
@@ -336,6 +458,9 @@ async def run_eval_async(
             to resume it).
         telemetry: Where the run's span ``arbiter.run_eval`` and its figures (gauge
             ``arbiter.harness.metric``) go; nothing is recorded when None.
+        engine: Where the pairs run (:mod:`arbiter.engines`); None: this process.
+        parts: How another process builds the system and scorers (see
+            :data:`RunParts`); needed by an engine that runs pairs elsewhere.
 
     Returns:
         The report, with ``run_id`` set when a store was given.
@@ -348,6 +473,7 @@ async def run_eval_async(
         >>> system = PythonSystem("arbiter.demo.classifier:classify")
         >>> report = run_eval(system, dataset)  # doctest: +SKIP
     """
+    engine = engine or LocalEngine()
     config = _config(
         k=k,
         concurrency=concurrency,
@@ -359,6 +485,7 @@ async def run_eval_async(
         cache=cache,
         eval_file_hash=eval_file_hash,
         gate=gate,
+        engine=engine.name,
     )
     chosen = list(scorers) if scorers is not None else default_scorers(config)
     if not chosen:
@@ -384,8 +511,8 @@ async def run_eval_async(
             on_start(run_id)
     pairs = [(e, rep) for e in examples for rep in range(config.k)]
     run = _run_pairs(
-        system,
-        _Scoring(chosen),
+        engine,
+        PairWork(system, chosen, config, parts=parts, limit_key=_limit_key(description)),
         dataset,
         examples,
         pairs,
@@ -429,9 +556,13 @@ def _check_names(scorers: Sequence[Scorer]) -> None:
         seen.add(label)
 
 
+def _limit_key(description: Mapping[str, Any]) -> str:
+    return describe_system_short(description)
+
+
 async def _run_pairs(
-    system: SystemUnderTest,
-    scoring: _Scoring,
+    engine: Engine,
+    work: PairWork,
     dataset: Dataset,
     examples: Sequence[Example],
     pairs: Sequence[tuple[Example, int]],
@@ -457,25 +588,17 @@ async def _run_pairs(
             beating = asyncio.create_task(_heartbeat(lease))
         started = time.perf_counter()
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                for scorer in scoring.scorers:  # model scorers close their providers
-                    close = getattr(scorer, "aclose", None)
-                    if callable(close):
-                        stack.push_async_callback(close)
-                if hasattr(system, "__aenter__"):
-                    await stack.enter_async_context(system)  # type: ignore[arg-type]
-                await _execute(
-                    system,
-                    scoring,
-                    pairs,
-                    config,
-                    store=store,
-                    run_id=run_id,
-                    sink=results,
-                    progress=progress,
-                    already_done=len(prior),
-                    total=total,
-                )
+            await _execute(
+                engine,
+                work,
+                pairs,
+                store=store,
+                run_id=run_id,
+                sink=results,
+                progress=progress,
+                already_done=len(prior),
+                total=total,
+            )
             status = "completed" if len(results) >= total else "failed"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
@@ -497,7 +620,7 @@ async def _run_pairs(
         system=describe_system_short(description),
         k=config.k,
         seed=config.seed,
-        scorers=[scorer.spec for scorer in scoring.scorers],
+        scorers=[s.spec for s in work.scorers] if work.scorers is not None else config.scorers,
         run_id=run_id,
         elapsed_seconds=prior_elapsed + elapsed,
         status=status,
@@ -555,6 +678,8 @@ async def resume_eval_async(
     scorers: Sequence[Scorer] | None = None,
     progress: ProgressCallback | None = None,
     telemetry: Telemetry | None = None,
+    engine: Engine | None = None,
+    parts: RunParts | None = None,
 ) -> Report:
     """Continue a stored run: only its missing (example, repetition) pairs are run.
 
@@ -569,6 +694,9 @@ async def resume_eval_async(
             ``build_all``); None: the built-in scorers the specs name.
         progress: Called with ``(done, total)`` after each completed pair.
         telemetry: As for :func:`run_eval_async`.
+        engine: Where the missing pairs run; None: this process (a run started on one
+            engine resumes on any: no result depends on where a pair ran).
+        parts: As for :func:`run_eval_async`.
 
     Raises:
         StoreError: No such run.
@@ -594,8 +722,8 @@ async def resume_eval_async(
     done = {(r.example_id, r.repetition) for r in prior}
     pairs = [(e, rep) for e in examples for rep in range(config.k) if (e.id, rep) not in done]
     run = _run_pairs(
-        system,
-        _Scoring(chosen),
+        engine or LocalEngine(),
+        PairWork(system, chosen, config, parts=parts, limit_key=_limit_key(info.system)),
         dataset,
         examples,
         pairs,
