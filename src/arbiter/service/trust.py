@@ -41,6 +41,7 @@ from arbiter.store.trust_repository import (
     list_freezes,
     load_breaker,
     save_breaker,
+    standing_freezes,
     trust_evidence,
 )
 from arbiter.trust import TrustPolicy, assess, breaker_decision, default_policy, load_policy
@@ -149,8 +150,14 @@ def trust_statuses(
     policy = policy or trust_policy()
     now = now or datetime.now(UTC)
     evidence = trust_evidence(
-        store, names=policy.trust_critical, viewer=viewer, agent=agent, owner=owner
+        store,
+        names=policy.trust_critical,
+        viewer=viewer,
+        agent=agent,
+        owner=owner,
+        window=policy.window_runs,
     )
+    freezes = standing_freezes(store)
     statuses: list[TrustStatus] = []
     for (run_owner, name), items in sorted(
         evidence.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")
@@ -164,12 +171,12 @@ def trust_statuses(
             )[: policy.window_runs]
             integrity = _integrity(store, [e.run_id for e in window], trusted)
         status = assess(name, items, policy, now=now, integrity=integrity, owner=run_owner)
-        statuses.append(_with_freeze(store, status))
+        standing = freezes.get((run_owner, name))
+        statuses.append(_with_freeze(status, standing if standing and standing.frozen else None))
     return statuses
 
 
-def _with_freeze(store: Store, status: TrustStatus) -> TrustStatus:
-    frozen = is_frozen(store, status.agent, owner=status.owner)
+def _with_freeze(status: TrustStatus, frozen: Freeze | None) -> TrustStatus:
     if frozen is None:
         return status
     reasons = [*status.reasons, f"frozen by {frozen.by}: {frozen.reason}"]
@@ -192,7 +199,7 @@ def agent_trust(
     if latest_freeze(store, owner, name) is None:
         return None
     empty = assess(name, [], policy or trust_policy(), now=now or datetime.now(UTC), owner=owner)
-    return _with_freeze(store, empty)
+    return _with_freeze(empty, is_frozen(store, name, owner=owner))
 
 
 class BreakerOutcome(BaseModel):

@@ -61,6 +61,7 @@ __all__ = [
     "record_delivery",
     "save_breaker",
     "scorer_facts",
+    "standing_freezes",
     "trust_evidence",
 ]
 
@@ -302,6 +303,13 @@ def latest_freeze(store: Store, owner: str | None, agent: str) -> Freeze | None:
         return None if row is None else _freeze(row)
 
 
+def standing_freezes(store: Store) -> dict[AgentKey, Freeze]:
+    """Every agent's latest freeze or unfreeze, by (owner, agent): one read for a fleet."""
+    query = select(FreezeRow).order_by(FreezeRow.id)
+    with store.guard("read freezes"), store.session() as session:
+        return {(_owner(r.owner_key), r.agent): _freeze(r) for r in session.scalars(query).all()}
+
+
 def list_freezes(store: Store, owner: str | None, agent: str) -> list[Freeze]:
     """An agent's freezes and unfreezes, oldest first."""
     query = (
@@ -401,7 +409,7 @@ def trust_evidence(
     since: datetime | None = None,
     window: int | None = None,
 ) -> dict[AgentKey, list[RunEvidence]]:
-    """Every stored run's evidence, grouped by (owner, agent).
+    """Stored runs' evidence, grouped by (owner, agent).
 
     Args:
         store: The store.
@@ -410,47 +418,95 @@ def trust_evidence(
         agent: Only this agent's runs.
         owner: Only runs of this owner (None: runs nobody owns); False: any owner.
         since: Only runs stored at or after this time.
-        window: Only the newest this many evaluated runs (abstentions left out); for
-            one agent of one owner (the breaker's read on ingest).
+        window: Only the newest this many evaluated runs of each agent (and owner) are
+            read; the runs left out as abstentions are still counted (as evidence
+            without a verdict).
     """
     owners = RecordOwnerRow.__table__.alias("owners")
     runs: Table = TrajectoryRow.__table__  # type: ignore[assignment]
-    query = select(
-        runs.c.seq, runs.c.id, runs.c.agent, runs.c.created_at, runs.c.passed, owners.c.owner
-    ).select_from(
-        runs.outerjoin(owners, and_(owners.c.kind == _OWNED_RUN, owners.c.record_id == runs.c.id))
-    )
-    if viewer is not None:
-        query = query.where(owners.c.owner == viewer)
-    if owner is not False:
-        query = query.where(owners.c.owner.is_(None) if owner is None else owners.c.owner == owner)
-    if agent is not None:
-        query = query.where(runs.c.agent == agent)
-    if since is not None:
-        query = query.where(runs.c.created_at >= since)
-    if window is not None:
-        query = query.where(runs.c.passed.is_not(None)).order_by(runs.c.seq.desc()).limit(window)
     scores: Table = TrajectoryScoreRow.__table__  # type: ignore[assignment]
+    joined = runs.outerjoin(
+        owners, and_(owners.c.kind == _OWNED_RUN, owners.c.record_id == runs.c.id)
+    )
+    conditions: list[ColumnElement[bool]] = []
+    if viewer is not None:
+        conditions.append(owners.c.owner == viewer)
+    if owner is not False:
+        conditions.append(owners.c.owner.is_(None) if owner is None else owners.c.owner == owner)
+    if agent is not None:
+        conditions.append(runs.c.agent == agent)
+    if since is not None:
+        conditions.append(runs.c.created_at >= since)
+    columns = (
+        runs.c.seq,
+        runs.c.id,
+        runs.c.agent,
+        runs.c.created_at,
+        runs.c.passed,
+        owners.c.owner,
+    )
+    abstained: list[tuple[str | None, str, int]] = []
+    if window is None:
+        query: Any = select(*columns).select_from(joined).where(*conditions)
+        chosen = None
+    else:
+        ranked = (
+            select(
+                *columns,
+                func.row_number()
+                .over(partition_by=(runs.c.agent, owners.c.owner), order_by=runs.c.seq.desc())
+                .label("rank"),
+            )
+            .select_from(joined)
+            .where(*conditions, runs.c.passed.is_not(None))
+            .subquery()
+        )
+        chosen = select(ranked.c.seq).where(ranked.c.rank <= window)
+        query = select(
+            ranked.c.seq,
+            ranked.c.id,
+            ranked.c.agent,
+            ranked.c.created_at,
+            ranked.c.passed,
+            ranked.c.owner,
+        ).where(ranked.c.rank <= window)
     dims: dict[int, list[tuple[str, bool | None]]] = defaultdict(list)
     with store.guard("read the evidence of trust"), store.session() as session:
         rows = session.execute(query).all()
+        if window is not None:
+            counted = (
+                select(owners.c.owner, runs.c.agent, func.count())
+                .select_from(joined)
+                .where(*conditions, runs.c.passed.is_(None))
+                .group_by(owners.c.owner, runs.c.agent)
+            )
+            abstained = [(o, a, int(n)) for o, a, n in session.execute(counted)]
         wanted = list(names)
         if wanted and rows:
             score_query = select(scores.c.trajectory_seq, scores.c.name, scores.c.passed).where(
                 scores.c.name.in_(wanted)
             )
-            if window is not None:
-                score_query = score_query.where(scores.c.trajectory_seq.in_([r[0] for r in rows]))
-            elif agent is not None:
+            if chosen is not None:
+                score_query = score_query.where(scores.c.trajectory_seq.in_(chosen))
+            if agent is not None:
                 score_query = score_query.where(scores.c.agent == agent)
             for seq, name, passed in session.execute(score_query):
                 dims[seq].append((name, passed))
     grouped: dict[AgentKey, list[RunEvidence]] = defaultdict(list)
     for seq, run_id, name, at, passed, run_owner in rows:
+        moment = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
         grouped[(run_owner, name)].append(
-            RunEvidence(run_id, _aware(at), passed, tuple(dims.get(seq, ())))
+            RunEvidence(run_id, moment, passed, tuple(dims.get(seq, ())))
+        )
+    for run_owner, name, count in abstained:
+        grouped[(run_owner, name)].extend(
+            RunEvidence(f"abstained-{i}", START_OF_TIME, None) for i in range(count)
         )
     return dict(grouped)
+
+
+START_OF_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+"""The time given to abstentions counted but not read (they carry no weight)."""
 
 
 def backtest_rows(
