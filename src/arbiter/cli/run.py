@@ -8,6 +8,7 @@ commands, never at import time.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -176,6 +177,23 @@ def run(
             "--dry-run", help="Check everything (file, dataset, system, scorers), call nothing."
         ),
     ] = False,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            metavar="local|ray",
+            help="Where the pairs run: this process, or a Ray cluster (pip install "
+            "'arbiter\\[ray]'); same results either way \\[default: local, or the eval file's].",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="With --engine ray: a cluster's address, or 'auto' (the cluster this machine "
+            "knows, else a local one started for the run) \\[default: auto].",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[
         bool,
@@ -195,6 +213,10 @@ def run(
     from arbiter.cli.run_steps import execute, plan_from_file, plan_from_options
     from arbiter.cli.run_steps import resume as resume_run
     from arbiter.errors import InputError
+    from arbiter.service.engines import EngineChoice
+
+    # Where the pairs run is not what is run: it may be given with an eval file or a resume.
+    where = EngineChoice.of(engine, ray_address) if engine or ray_address else None
 
     given = {
         name: value
@@ -233,7 +255,7 @@ def run(
     if resume is not None:
         if eval_file is not None or dry_run:
             raise InputError("--resume continues a stored run: give no eval file or --dry-run")
-        resume_run(resume, given, as_json=as_json, quiet=quiet)
+        resume_run(resume, given, as_json=as_json, quiet=quiet, engine=where)
         return
     if eval_file is not None:
         if given:
@@ -242,6 +264,8 @@ def run(
                 "cannot be given with it (edit the file, or drop the file and give options)"
             )
         plan = plan_from_file(eval_file)
+        if where is not None:
+            plan = dataclasses.replace(plan, engine=where)
     else:
         plan = plan_from_options(
             dataset=dataset,
@@ -271,6 +295,8 @@ def run(
             cache=cache,
             output_field=output_field,
         )
+        if where is not None:
+            plan = dataclasses.replace(plan, engine=where)
     execute(plan, dry_run=dry_run, as_json=as_json, quiet=quiet)
 
 

@@ -25,6 +25,7 @@ from arbiter.cli.common import (
 
 if TYPE_CHECKING:
     from arbiter.contract import Report
+    from arbiter.service.engines import EngineChoice
     from arbiter.service.eval_file import EvalPlan
     from arbiter.service.runs import GateFloors
     from arbiter.store import Store
@@ -251,10 +252,18 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     if dry_run:
         _print_dry_run(plan, data.name, len(in_scope), as_json=as_json)
         return
+    from arbiter.service.engines import opened_engine, run_parts
+
+    parts = run_parts(plan.system, plan.headers, plan.scorers, use_cache=plan.config.uses_cache)
     telemetry = Telemetry.from_env()
     store = open_store()
     try:
-        with progress_bar(data.name, enabled=not quiet) as bar:
+        with (
+            opened_engine(plan.engine) as engine,
+            progress_bar(data.name, enabled=not quiet) as bar,
+        ):
+            if engine.name != "local" and not quiet:
+                note(f"engine: {engine.describe()}")
             tracker = Tracker(bar, quiet=quiet)
             try:
                 report = asyncio.run(
@@ -271,6 +280,8 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
                         scorers=scorers,
                         name=plan.name,
                         tags=plan.tags,
+                        engine=engine,
+                        parts=parts,
                     )
                 )
             except KeyboardInterrupt:
@@ -369,11 +380,19 @@ def _gate(
         raise GateFailed(f"gate failed for run {report.run_id}: {len(result.failures)} reason(s)")
 
 
-def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) -> None:
+def resume(
+    run_id: str,
+    given: dict[str, Any],
+    *,
+    as_json: bool,
+    quiet: bool,
+    engine: EngineChoice | None = None,
+) -> None:
     """Continue a stored run; options given again must equal the run's own. A run stored
     with a gate (an eval file's ``[gate]``) is gated when it completes, as on its start."""
     from arbiter.datasets import load_dataset
     from arbiter.errors import InputError
+    from arbiter.service.engines import opened_engine
     from arbiter.service.runs import GateFloors, resume_run, system_description
     from arbiter.telemetry import Telemetry
 
@@ -428,7 +447,10 @@ def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) ->
         tracker = Tracker(lambda done, total: None)
         info = store.get_run(run_id)
         tracker.run_id = info.id
-        with progress_bar(f"resuming {tracker.run_id}", enabled=not quiet) as bar:
+        with (
+            opened_engine(engine) as where,
+            progress_bar(f"resuming {tracker.run_id}", enabled=not quiet) as bar,
+        ):
             tracker.progress = bar
             try:
                 report = asyncio.run(
@@ -439,6 +461,7 @@ def resume(run_id: str, given: dict[str, Any], *, as_json: bool, quiet: bool) ->
                         given={n: v for n, v in options.items() if v is not None},
                         progress=tracker,
                         telemetry=telemetry,
+                        engine=where,
                     )
                 )
             except KeyboardInterrupt:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,6 +53,7 @@ from arbiter.errors import InputError
 from arbiter.scoring.files import file_arguments
 from arbiter.scoring.labels import BINARY_LABEL_MAP
 from arbiter.scoring.registry import ScorerRegistry
+from arbiter.service.engines import EngineChoice
 from arbiter.service.runs import GateFloors, system_description
 from arbiter.systems.registry import DEFAULT_KIND, SystemRegistry
 from arbiter.validation import describe_validation_error
@@ -118,6 +119,10 @@ class RunSection(_Strict):
     """``"binary"`` or a table ``{from = "to"}`` for the ``label`` scorer."""
     cache: bool | None = None
     """Whether model scorers may answer from the cache (default: only when k is 1)."""
+    engine: Literal["local", "ray"] = "local"
+    """Where the pairs run: this process, or a Ray cluster (same results either way)."""
+    ray_address: str | None = None
+    """With ``engine = "ray"``: a cluster's address; unset: ``auto``."""
 
 
 class ScorerSection(_Strict):
@@ -188,6 +193,8 @@ class EvalPlan:
     """The gate, when the file has one."""
     baseline: str | None
     """The gate's baseline run, if any."""
+    engine: EngineChoice = field(default_factory=EngineChoice)
+    """Where the pairs run."""
 
 
 def load_eval_file(
@@ -243,6 +250,9 @@ def load_eval_file(
     )
     scorers = _scorers(spec, document, registry, config.label_map, base)
     floors = GateFloors.of(config.gate) if config.gate is not None else None
+    if spec.run.ray_address is not None and spec.run.engine != "ray":
+        where = document.where(("run", "ray_address"))
+        raise InputError(f'{where}: run.ray_address: it is for engine = "ray"')
     return EvalPlan(
         source=document.path,
         file_hash=config.eval_file_hash,
@@ -256,6 +266,7 @@ def load_eval_file(
         tags=dict(spec.tags),
         floors=floors,
         baseline=gate.baseline if gate is not None else None,
+        engine=EngineChoice(spec.run.engine, spec.run.ray_address or "auto"),
     )
 
 

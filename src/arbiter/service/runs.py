@@ -21,6 +21,7 @@ from arbiter.contract import (
     RunGate,
     RunInfo,
 )
+from arbiter.engines.base import Engine
 from arbiter.errors import InputError, StoreError
 from arbiter.harness.comparability import baseline_refusals
 from arbiter.harness.gate import (
@@ -33,6 +34,7 @@ from arbiter.harness.gate import (
 from arbiter.harness.report import build_report, per_example_outcomes
 from arbiter.harness.runner import (
     ProgressCallback,
+    RunParts,
     describe_system_short,
     resume_eval_async,
     run_eval_async,
@@ -182,6 +184,8 @@ async def start_run(
     name: str | None = None,
     tags: Mapping[str, str] | None = None,
     signer: Signer = CONFIGURED,
+    engine: Engine | None = None,
+    parts: RunParts | None = None,
 ) -> Report:
     """Check every input against the system, then run the dataset through it.
 
@@ -200,6 +204,9 @@ async def start_run(
         tags: Tags for the stored run.
         signer: Who signs the stored report when the run ends (default: the configured
             key, if any; see :mod:`arbiter.service.attestation`).
+        engine: Where the pairs run (see :mod:`arbiter.service.engines`); None: here.
+        parts: How a worker of ``engine`` builds the system and scorers
+            (:func:`~arbiter.service.engines.run_parts`); needed by the Ray engine.
 
     Raises:
         InputError: An example cannot be sent to the system, or the configured signing
@@ -229,6 +236,8 @@ async def start_run(
         progress=progress,
         on_start=on_start,
         telemetry=telemetry,
+        engine=engine,
+        parts=parts,
     )
     if store is not None and key is not None and report.run_id is not None:
         attest_run(store, load_run(store, report.run_id), signer=key)
@@ -306,6 +315,7 @@ async def resume_run(
     telemetry: Telemetry | None = None,
     context: ScoringContext | None = None,
     signer: Signer = CONFIGURED,
+    engine: Engine | None = None,
 ) -> Report:
     """Continue a stored run with only its missing pairs, system and scorers rebuilt.
 
@@ -318,6 +328,7 @@ async def resume_run(
         telemetry: Where the run's span and figures go.
         context: Providers and cache of model scorers; None: as the run was started.
         signer: Who signs the stored report when the run ends (default: the configured key).
+        engine: Where the missing pairs run; None: here (any engine may resume any run).
 
     Raises:
         StoreError: No such run.
@@ -330,10 +341,24 @@ async def resume_run(
     scorers = stored_scorers(
         config, scorer_registry(), context=context or ScoringContext(use_cache=config.uses_cache)
     )
-    system = build_system(_resumed_system(info, given), headers=headers)
+    description = _resumed_system(info, given)
+    system = build_system(description, headers=headers)
     key = resolve_signer(signer)
+    parts = None
+    if engine is not None and engine.name != "local":
+        from arbiter.service.engines import run_parts
+
+        specs = [s.spec for s in scorers]
+        parts = run_parts(description, headers, specs, use_cache=config.uses_cache)
     report = await resume_eval_async(
-        store, info.id, system, scorers=scorers, progress=progress, telemetry=telemetry
+        store,
+        info.id,
+        system,
+        scorers=scorers,
+        progress=progress,
+        telemetry=telemetry,
+        engine=engine,
+        parts=parts,
     )
     if key is not None:
         attest_run(store, load_run(store, info.id), signer=key)

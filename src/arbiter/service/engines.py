@@ -1,0 +1,127 @@
+"""Which engine a command runs on, and what its work needs to travel to a cluster.
+
+``--engine local`` (the default) runs everything in this process, as Arbiter always
+has; ``--engine ray`` runs the same code on a Ray cluster (:mod:`arbiter.engines`)::
+
+    choice = EngineChoice("ray", ray_address="auto")
+    with opened_engine(choice) as engine:
+        parts = run_parts(plan.system, plan.headers, plan.scorers, use_cache=False)
+        report = await start_run(system, dataset, config=config, store=store,
+                                 engine=engine, parts=parts)
+
+A worker rebuilds what cannot travel from what can: the system from its stored
+description (and the header values, which are sent to the workers, never stored), the
+scorers from their specs, with the registry every command uses (plugins included).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arbiter.contract import ScorerSpec
+from arbiter.engines.base import ENGINE_NAMES, Engine, EngineName
+from arbiter.engines.local import LocalEngine
+from arbiter.errors import InputError
+from arbiter.harness.runner import RunParts
+from arbiter.scoring.base import Scorer, ScoringContext
+from arbiter.systems.base import SystemUnderTest
+
+__all__ = [
+    "EngineChoice",
+    "agent_run_parts",
+    "opened_engine",
+    "run_parts",
+]
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """The engine a command was told to use."""
+
+    name: EngineName = "local"
+    """``local`` (this process) or ``ray``."""
+    ray_address: str = "auto"
+    """With ``ray``: ``auto`` (the cluster this machine knows, else a local one started
+    for the command), ``local``, or a cluster's address."""
+
+    @classmethod
+    def of(
+        cls, name: str | None, ray_address: str | None, *, where: str = "--engine"
+    ) -> EngineChoice:
+        """A choice from options; ``--ray-address`` without ``--engine ray`` is refused.
+
+        Raises:
+            InputError: An unknown engine, or a Ray address for the local engine.
+        """
+        chosen = name or "local"
+        if chosen not in ENGINE_NAMES:
+            raise InputError(f"{where} {chosen!r}: expected one of {', '.join(ENGINE_NAMES)}")
+        if ray_address is not None and chosen != "ray":
+            raise InputError("--ray-address is for --engine ray")
+        engine: EngineName = "ray" if chosen == "ray" else "local"
+        return cls(engine, ray_address or "auto")
+
+
+@contextlib.contextmanager
+def opened_engine(choice: EngineChoice | None = None) -> Iterator[Engine]:
+    """The chosen engine, opened (connected to its cluster, or a local cluster started)
+    for the block and closed after.
+
+    Raises:
+        EngineError: Ray is not installed, or the cluster cannot be reached or started.
+    """
+    if choice is None or choice.name == "local":
+        yield LocalEngine()
+        return
+    from arbiter.engines.ray import RayEngine
+
+    with RayEngine(choice.ray_address) as engine:
+        yield engine
+
+
+def run_parts(
+    system: Mapping[str, Any],
+    headers: Mapping[str, str] | None,
+    scorers: Sequence[ScorerSpec],
+    *,
+    use_cache: bool,
+) -> RunParts:
+    """How a worker builds a run's system and scorers: from the system's description,
+    the header values and the scorers' specs (a picklable callable)."""
+    return functools.partial(
+        _build_run_parts, dict(system), dict(headers or {}), list(scorers), use_cache
+    )
+
+
+def agent_run_parts(
+    system: Mapping[str, Any], scorers: Sequence[ScorerSpec], *, use_cache: bool
+) -> RunParts:
+    """How a worker builds an agent run's executor and scorers (a picklable callable)."""
+    return functools.partial(_build_agent_parts, dict(system), list(scorers), use_cache)
+
+
+def _scorers(specs: Sequence[ScorerSpec], use_cache: bool) -> list[Scorer]:
+    from arbiter.service.scoring import scorer_registry
+
+    context = ScoringContext(use_cache=use_cache)
+    return list(scorer_registry().build_all(specs, context=context))
+
+
+def _build_run_parts(
+    system: dict[str, Any], headers: dict[str, str], specs: list[ScorerSpec], use_cache: bool
+) -> tuple[SystemUnderTest, list[Scorer]]:
+    from arbiter.systems.factory import build_system
+
+    return build_system(system, headers=headers), _scorers(specs, use_cache)
+
+
+def _build_agent_parts(
+    system: dict[str, Any], specs: list[ScorerSpec], use_cache: bool
+) -> tuple[SystemUnderTest, list[Scorer]]:
+    from arbiter.trajectories.executors import AgentSystem, build_executor
+
+    return AgentSystem(build_executor(system)), _scorers(specs, use_cache)
