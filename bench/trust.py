@@ -100,7 +100,9 @@ def seed(store: Store, agents: int, runs: int) -> None:
     # One stored cost score carries the metric key the backtest reads.
     with store.engine.begin() as connection:
         connection.execute(
-            RUNS.update().where(RUNS.c.seq == runs).values(
+            RUNS.update()
+            .where(RUNS.c.seq == runs)
+            .values(
                 record={"scores": [{"name": "cost", "metadata": {"threshold_key": "max_cost_usd"}}]}
             )
         )
@@ -118,11 +120,17 @@ def bench_status(folder: Path, agents: int, runs: int) -> None:
         seed(store, agents, size)
         now = START + timedelta(seconds=size + 1)
         bare, _ = timed(
-            lambda s=store: s.engine.connect().execute(
-                select(RUNS.c.seq, RUNS.c.id, RUNS.c.agent, RUNS.c.created_at, RUNS.c.passed)
-            ).all()
+            lambda s=store: (
+                s.engine.connect()
+                .execute(
+                    select(RUNS.c.seq, RUNS.c.id, RUNS.c.agent, RUNS.c.created_at, RUNS.c.passed)
+                )
+                .all()
+            )
         )
-        seconds, statuses = timed(lambda s=store: trust_statuses(s, policy=TrustPolicy(), now=now))
+        seconds, statuses = timed(
+            lambda s=store, t=now: trust_statuses(s, policy=TrustPolicy(), now=t)
+        )
         print(
             f"status: {len(statuses):,} agents over {size:,} runs: {seconds:.2f} s "
             f"({seconds / bare:.1f}x a bare read of the runs, {bare:.2f} s)"
@@ -136,9 +144,15 @@ def bench_breaker(folder: Path, history: int, calls: int) -> None:
     from arbiter.contract import StoredTrajectory
 
     record = StoredTrajectory(
-        id=f"tr-{history:024d}", created_at=START, kind="trajectory", agent="agent-0000",
-        source_format="trajectory", trajectory_hash="sha256:0", status="completed",
-        passed=True, band="healthy",
+        id=f"tr-{history:024d}",
+        created_at=START,
+        kind="trajectory",
+        agent="agent-0000",
+        source_format="trajectory",
+        trajectory_hash="sha256:0",
+        status="completed",
+        passed=True,
+        band="healthy",
     )
     settings = TrustSettings(webhook_urls="")
     policy = TrustPolicy(breaker_mode="freeze")
@@ -153,9 +167,15 @@ def bench_breaker(folder: Path, history: int, calls: int) -> None:
 
     times = sorted(asyncio.run(go()))
     p50, p99 = statistics.median(times), times[int(len(times) * 0.99) - 1]
-    print(f"breaker: {calls:,} decisions on an agent of {history:,} runs: p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+    print(
+        f"breaker: {calls:,} decisions on an agent of {history:,} runs: "
+        f"p50 {p50:.2f} ms, p99 {p99:.2f} ms"
+    )
     route = _route_latency(folder, calls // 5)
-    print(f"  POST /v1/trajectories in-process (breaker included): p50 {route[0]:.2f} ms, p99 {route[1]:.2f} ms")
+    print(
+        "  POST /v1/trajectories in-process (breaker included): "
+        f"p50 {route[0]:.2f} ms, p99 {route[1]:.2f} ms"
+    )
     store.close()
 
 
@@ -167,8 +187,13 @@ def _route_latency(folder: Path, calls: int) -> tuple[float, float]:
 
     store = Store(f"sqlite:///{folder / 'route.db'}")
     app = create_app(Settings(home=folder / "home"), store=store)
-    body = {"trajectory": {"agent": {"name": "bench"}, "status": "completed",
-                           "steps": [{"kind": "llm_call", "model": "m", "cost_usd": 0.01}]}}
+    body = {
+        "trajectory": {
+            "agent": {"name": "bench"},
+            "status": "completed",
+            "steps": [{"kind": "llm_call", "model": "m", "cost_usd": 0.01}],
+        }
+    }
     times = []
     with TestClient(app) as client:
         for _ in range(calls):
@@ -183,7 +208,9 @@ def _route_latency(folder: Path, calls: int) -> tuple[float, float]:
 def bench_backtest(folder: Path, runs: int) -> None:
     store = Store(f"sqlite:///{folder / 'backtest.db'}")
     seed(store, 100, runs)
-    strict = TrustPolicy(at_risk_floor=0.9, healthy_floor=0.95, trusted_floor=0.99, breaker_mode="freeze")
+    strict = TrustPolicy(
+        at_risk_floor=0.9, healthy_floor=0.95, trusted_floor=0.99, breaker_mode="freeze"
+    )
     lines = parse_thresholds({"max_cost_usd": {"healthy": 0.005, "danger": 0.3}})
     now = START + timedelta(seconds=runs + 1)
     seconds, report = timed(
