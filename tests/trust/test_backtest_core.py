@@ -54,3 +54,37 @@ def test_replay_trips_once_on_a_degrading_agent() -> None:
     assert len(replay.trips) == 1
     assert replay.states[-1] == "at_risk"
     assert replay_breaker("a", runs, policy.with_mode("off")).trips == []
+
+
+_evidence = st.lists(
+    st.builds(
+        lambda i, passed, minutes, dim: RunEvidence(
+            f"tr-{i:05d}",
+            NOW + timedelta(minutes=minutes),
+            passed,
+            (("scope_adherence", dim),),
+        ),
+        st.integers(0, 99_999),
+        st.one_of(st.none(), st.booleans()),
+        st.integers(0, 100_000),
+        st.one_of(st.none(), st.booleans()),
+    ),
+    min_size=1,
+    max_size=40,
+    unique_by=lambda e: e.run_id,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_evidence)
+def test_the_replay_ends_in_the_state_the_status_gives(evidence: list[RunEvidence]) -> None:
+    from arbiter.trust import assess
+
+    policy = TrustPolicy(min_runs_proven=3, min_runs_trusted=6, window_runs=8)
+    replay = replay_breaker("a", evidence, policy)
+    decided = [e for e in evidence if e.passed is not None]
+    if not decided:
+        assert replay.states == []
+        return
+    last = max(decided, key=lambda e: (e.at, e.run_id))
+    assert replay.states[-1] == assess("a", decided, policy, now=last.at).state

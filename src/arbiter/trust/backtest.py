@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Literal
 
 from arbiter.contract.trust import BreakerMemory, RunEvidence, TrustState
 from arbiter.trust.breaker import breaker_decision
-from arbiter.trust.conduct import behaviour_state, conduct_of
+from arbiter.trust.conduct import columns_of, rates, state_for
 from arbiter.trust.policy import TrustPolicy
 
 __all__ = [
@@ -139,16 +138,32 @@ class BreakerReplay:
 def replay_breaker(
     agent: str, evidence: Sequence[RunEvidence], policy: TrustPolicy
 ) -> BreakerReplay:
-    """Replay the breaker over an agent's runs in time order, judging each at its time."""
+    """Replay the breaker over an agent's runs in time order, judging each at its time.
+
+    Each step computes the state exactly as the status does (the same columns, the same
+    element-wise weights and exact sums) over the window ending at that run.
+    """
     ordered = sorted((e for e in evidence if e.passed is not None), key=lambda e: (e.at, e.run_id))
     replay = BreakerReplay()
+    if not ordered:
+        return replay
+    times, passes, dim_passes, dim_decided = columns_of(ordered, frozenset(policy.trust_critical))
     memory = BreakerMemory()
     mode = policy.mode_for(agent)
     window = policy.window_runs
     for index, item in enumerate(ordered):
-        now: datetime = item.at
-        recent = ordered[max(0, index + 1 - window) : index + 1]
-        state, _stale, _why = behaviour_state(conduct_of(recent, policy, now=now), policy, now=now)
+        low = max(0, index + 1 - window)
+        now = float(times[index])
+        high = index + 1
+        score, _gating, _dimension = rates(
+            times[low:high],
+            passes[low:high],
+            dim_passes[low:high],
+            dim_decided[low:high],
+            policy,
+            now,
+        )
+        state = state_for(score, high - low, now, policy, now)
         decision = breaker_decision(memory, state, mode)
         memory = decision.memory
         replay.states.append(state)

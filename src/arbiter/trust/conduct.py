@@ -15,15 +15,28 @@ evidence: evidence older than ``stale_days`` caps it at proven).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+import numpy as np
+from numpy.typing import NDArray
 
 from arbiter.contract.trust import TRUST_STATES, RunEvidence, TrustState
 from arbiter.stats import wilson_interval
 from arbiter.trust.policy import TrustPolicy
 
-__all__ = ["RANK", "Conduct", "behaviour_state", "conduct_of", "lower", "window_of"]
+__all__ = [
+    "RANK",
+    "Conduct",
+    "behaviour_state",
+    "columns_of",
+    "conduct_of",
+    "lower",
+    "rates",
+    "state_for",
+    "window_of",
+]
 
 RANK: dict[TrustState, int] = {state: rank for rank, state in enumerate(TRUST_STATES)}
 """Each state's rank on the ladder (provisional lowest)."""
@@ -71,6 +84,48 @@ def window_of(
     return decided[: policy.window_runs], abstained
 
 
+def columns_of(
+    window: Sequence[RunEvidence], critical: frozenset[str]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Time (seconds), pass, critical passes and critical verdicts of each run, as arrays."""
+    times = np.fromiter((e.at.timestamp() for e in window), dtype=np.float64, count=len(window))
+    passes = np.fromiter((1.0 if e.passed else 0.0 for e in window), np.float64, len(window))
+    dim_passes = np.zeros(len(window))
+    dim_decided = np.zeros(len(window))
+    for index, item in enumerate(window):
+        for name, verdict in item.dimensions:
+            if verdict is not None and name in critical:
+                dim_decided[index] += 1.0
+                if verdict:
+                    dim_passes[index] += 1.0
+    return times, passes, dim_passes, dim_decided
+
+
+def rates(
+    times: NDArray[np.float64],
+    passes: NDArray[np.float64],
+    dim_passes: NDArray[np.float64],
+    dim_decided: NDArray[np.float64],
+    policy: TrustPolicy,
+    now: float,
+) -> tuple[float, float, float | None]:
+    """(conduct, gating rate, dimension rate) of one window's columns, judged at ``now``
+    (Unix seconds). The weights are computed element by element and every sum is exact
+    (``math.fsum``), so the result does not depend on the order of the runs."""
+    ages = np.maximum(0.0, now - times)
+    weights = np.power(0.5, ages / (policy.half_life_days * _DAY))
+    total = math.fsum(weights)
+    gating = min(1.0, math.fsum(weights * passes) / total) if total > 0 else 0.0
+    dimension = None
+    decided = math.fsum(weights * dim_decided)
+    if decided > 0:
+        dimension = min(1.0, math.fsum(weights * dim_passes) / decided)
+    if dimension is None or not policy.trust_critical:
+        return gating, gating, dimension
+    blend = policy.trust_dim_weight
+    return (1.0 - blend) * gating + blend * dimension, gating, dimension
+
+
 def conduct_of(evidence: Iterable[RunEvidence], policy: TrustPolicy, *, now: datetime) -> Conduct:
     """The conduct of one agent's runs, judged at ``now``.
 
@@ -80,37 +135,28 @@ def conduct_of(evidence: Iterable[RunEvidence], policy: TrustPolicy, *, now: dat
     window, abstained = window_of(evidence, policy)
     if not window:
         return Conduct(None, None, None, (0.0, 1.0), 0, abstained, None)
-    critical = frozenset(policy.trust_critical)
-    half_life = policy.half_life_days * _DAY
-    weights: list[float] = []
-    passes: list[float] = []
-    dim_passes: list[float] = []
-    dim_decided: list[float] = []
-    for item in window:
-        age = max(0.0, (now - item.at).total_seconds())
-        weight = 0.5 ** (age / half_life)
-        weights.append(weight)
-        if item.passed:
-            passes.append(weight)
-        for name, verdict in item.dimensions:
-            if verdict is not None and name in critical:
-                dim_decided.append(weight)
-                if verdict:
-                    dim_passes.append(weight)
-    total = math.fsum(weights)
-    gating = min(1.0, math.fsum(passes) / total) if total > 0 else 0.0
-    dimension = None
-    if dim_decided:
-        decided_weight = math.fsum(dim_decided)
-        if decided_weight > 0:
-            dimension = min(1.0, math.fsum(dim_passes) / decided_weight)
-    if dimension is None or not critical:
-        score = gating
-    else:
-        score = (1.0 - policy.trust_dim_weight) * gating + policy.trust_dim_weight * dimension
+    columns = columns_of(window, frozenset(policy.trust_critical))
+    score, gating, dimension = rates(*columns, policy, now.timestamp())
     runs = len(window)
     interval = wilson_interval(min(runs, max(0, round(score * runs))), runs)
     return Conduct(score, gating, dimension, interval, runs, abstained, window[0].at)
+
+
+def state_for(
+    score: float | None, runs: int, newest: float | None, policy: TrustPolicy, now: float
+) -> TrustState:
+    """The state of conduct ``score`` over ``runs`` runs, the newest at ``newest``
+    (Unix seconds), judged at ``now``: :func:`behaviour_state` without the words."""
+    stale = newest is not None and now - newest > policy.stale_days * _DAY
+    if score is None or runs < policy.min_runs_proven:
+        return "provisional"
+    if score < policy.at_risk_floor:
+        return "at_risk"
+    if score < policy.healthy_floor:
+        return "watch"
+    if score < policy.trusted_floor or runs < policy.min_runs_trusted or stale:
+        return "proven"
+    return "trusted"
 
 
 def lower(first: TrustState, second: TrustState) -> TrustState:
