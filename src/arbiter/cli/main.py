@@ -30,6 +30,7 @@ from arbiter.cli import gate_review as _gate_review  # noqa: F401  (registers co
 from arbiter.cli import online as _online  # noqa: F401  (registers commands)
 from arbiter.cli import keys as _keys  # noqa: F401  (registers commands)
 from arbiter.cli import serve as _serve  # noqa: F401  (registers commands)
+from arbiter.cli import mcp as _mcp  # noqa: F401  (registers commands)
 from arbiter.cli import signing as _signing  # noqa: F401  (registers commands)
 from arbiter.cli import verify as _verify  # noqa: F401  (registers commands)
 from arbiter.cli import audit_pack as _audit_pack  # noqa: F401  (registers commands)

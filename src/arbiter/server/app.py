@@ -24,6 +24,7 @@ from arbiter.server.auth import AuthGate
 from arbiter.server.errors import install_error_handlers
 from arbiter.server.host_check import HostCheck
 from arbiter.server.limits import BodyLimit
+from arbiter.server.mcp_app import mount_mcp
 from arbiter.server.pages_agents import router as agent_pages
 from arbiter.server.pages_annotations import router as annotation_pages
 from arbiter.server.pages_runs import router as run_pages
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     app.include_router(api_agents.router)
     app.include_router(api_trust.router)
     app.include_router(api_docs.router)
+    mount_mcp(app)  # /mcp: the MCP server, behind the same keys
     return app
 
 
