@@ -260,7 +260,12 @@ def _breaker_for(
 ) -> BreakerOutcome:
     started = time.perf_counter()
     evidence = trust_evidence(
-        store, names=policy.trust_critical, agent=name, owner=owner, window=policy.window_runs
+        store,
+        names=policy.trust_critical,
+        agent=name,
+        owner=owner,
+        window=policy.window_runs,
+        count_abstained=False,
     )
     status = assess(name, evidence.get((owner, name), []), policy, now=now, owner=owner)
     memory = load_breaker(store, owner, name)

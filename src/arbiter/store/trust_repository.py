@@ -408,6 +408,7 @@ def trust_evidence(
     owner: str | bool | None = False,
     since: datetime | None = None,
     window: int | None = None,
+    count_abstained: bool = True,
 ) -> dict[AgentKey, list[RunEvidence]]:
     """Stored runs' evidence, grouped by (owner, agent).
 
@@ -421,6 +422,8 @@ def trust_evidence(
         window: Only the newest this many evaluated runs of each agent (and owner) are
             read; the runs left out as abstentions are still counted (as evidence
             without a verdict).
+        count_abstained: With ``window``, also count the abstentions (the breaker,
+            whose decision does not depend on them, skips it).
     """
     owners = RecordOwnerRow.__table__.alias("owners")
     runs: Table = TrajectoryRow.__table__  # type: ignore[assignment]
@@ -449,6 +452,23 @@ def trust_evidence(
     if window is None:
         query: Any = select(*columns).select_from(joined).where(*conditions)
         chosen = None
+    elif agent is not None and owner is not False:
+        # One agent of one owner (the breaker on ingest): its newest runs by index.
+        decided = [*conditions, runs.c.passed.is_not(None)]
+        query = (
+            select(*columns)
+            .select_from(joined)
+            .where(*decided)
+            .order_by(runs.c.seq.desc())
+            .limit(window)
+        )
+        chosen = (
+            select(runs.c.seq)
+            .select_from(joined)
+            .where(*decided)
+            .order_by(runs.c.seq.desc())
+            .limit(window)
+        )
     else:
         ranked = (
             select(
@@ -473,7 +493,7 @@ def trust_evidence(
     dims: dict[int, list[tuple[str, bool | None]]] = defaultdict(list)
     with store.guard("read the evidence of trust"), store.session() as session:
         rows = session.execute(query).all()
-        if window is not None:
+        if window is not None and count_abstained:
             counted = (
                 select(owners.c.owner, runs.c.agent, func.count())
                 .select_from(joined)
