@@ -10,6 +10,7 @@ through the REST API, with the tool call paired in from the log events.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -239,3 +240,113 @@ def test_an_app_exporting_each_span_as_it_ends_gets_one_whole_run(
     [run] = stored_runs(arbiter)
     assert_scored_weather_run(run)
     assert arbiter.api.get("/v1/trajectories").json()["total"] == 1
+
+
+# --- one bad trace of a request: an OTLP partial success, the others stored ------------
+
+GOOD_TRACE = "0af7651916cd43dd8448eb211c80319c"
+BAD_TRACE = "1bf7651916cd43dd8448eb211c80319d"
+
+
+def _overflowing_costs(trace: str) -> list[dict[str, Any]]:
+    """An agent whose two model calls cost 1e308 each: their sum is past any float."""
+    from tests.helpers.otlp_json import span
+
+    chat = {"gen_ai__operation__name": "chat", "gen_ai__usage__cost": 1e308}
+    return [
+        span(trace, 1, "invoke_agent spender", end=100, gen_ai__operation__name="invoke_agent"),
+        span(trace, 2, "chat m", 1, start=1, end=40, **chat),
+        span(trace, 3, "chat m", 1, start=60, end=99, **chat),
+    ]
+
+
+def _two_traces(bad: list[dict[str, Any]]) -> dict[str, Any]:
+    from tests.helpers.otlp_json import agent_spans, traces
+
+    return traces(*agent_spans(GOOD_TRACE, agent="good"), *bad)
+
+
+def _agents(arbiter: Arbiter) -> list[str]:
+    return [entry["name"] for entry in arbiter.api.get("/v1/agents").json()["items"]]
+
+
+@pytest.mark.parametrize(
+    ("bad", "rejected", "needle"),
+    [
+        (_overflowing_costs(BAD_TRACE), 3, "cost_usd"),
+        (
+            # A span whose id is not 8 bytes: the decoder leaves it out, and its trace.
+            [
+                *_overflowing_costs(BAD_TRACE)[:2],
+                {**_overflowing_costs(BAD_TRACE)[2], "spanId": "abc"},
+            ],
+            3,  # the malformed span, and the two others of its trace
+            "spanId",
+        ),
+    ],
+    ids=["costs-overflow", "malformed-span"],
+)
+def test_a_bad_trace_in_a_json_export_is_a_partial_success(
+    arbiter: Arbiter, bad: list[dict[str, Any]], rejected: int, needle: str
+) -> None:
+    answer = arbiter.api.post("/v1/traces", json=_two_traces(bad))
+    assert answer.status_code == 200, answer.text
+    partial = answer.json()["partialSuccess"]
+    assert partial["rejectedSpans"] == str(rejected)
+    assert needle in partial["errorMessage"]
+    assert BAD_TRACE in partial["errorMessage"] or needle == "spanId"
+    assert _agents(arbiter) == ["good"]  # the good trace of the same request is stored
+
+
+def test_a_bad_trace_in_a_protobuf_export_is_a_partial_success(arbiter: Arbiter) -> None:
+    from google.protobuf.json_format import ParseDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
+
+    document = _two_traces(_overflowing_costs(BAD_TRACE))
+    for block in document["resourceSpans"]:
+        for scope in block["scopeSpans"]:
+            for each in scope["spans"]:  # protobuf's JSON form writes ids as base64
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in each:
+                        each[key] = base64.b64encode(bytes.fromhex(each[key])).decode()
+    request = ParseDict(document, ExportTraceServiceRequest())
+    answer = arbiter.api.post(
+        "/v1/traces",
+        content=request.SerializeToString(),
+        headers={"content-type": "application/x-protobuf"},
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"] == "application/x-protobuf"
+    partial = ExportTraceServiceResponse.FromString(answer.content).partial_success
+    assert partial.rejected_spans == 3
+    assert "cost_usd" in partial.error_message
+    assert _agents(arbiter) == ["good"]
+
+
+def test_a_fully_accepted_export_answers_an_empty_response(arbiter: Arbiter) -> None:
+    from tests.helpers.otlp_json import agent_spans, traces
+
+    answer = arbiter.api.post("/v1/traces", json=traces(*agent_spans(GOOD_TRACE)))
+    assert (answer.status_code, answer.json()) == (200, {})
+
+
+def test_later_spans_of_a_rejected_trace_are_rejected_too(arbiter: Arbiter) -> None:
+    from tests.helpers.otlp_json import span, traces
+
+    first = arbiter.api.post("/v1/traces", json=traces(*_overflowing_costs(BAD_TRACE)))
+    assert first.json()["partialSuccess"]["rejectedSpans"] == "3"
+    late = span(BAD_TRACE, 9, "chat m", 1, start=2, end=3, gen_ai__operation__name="chat")
+    again = arbiter.api.post("/v1/traces", json=traces(late))
+    partial = again.json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "1"
+    assert "rejected before" in partial["errorMessage"]
+    assert arbiter.api.get("/v1/trajectories").json()["total"] == 0
+
+
+def test_a_body_that_is_no_export_request_is_still_a_400(arbiter: Arbiter) -> None:
+    answer = arbiter.api.post("/v1/traces", json={"resourceSpans": "no"})
+    assert answer.status_code == 400
+    assert "resourceSpans" in answer.json()["error"]["message"]

@@ -6,8 +6,12 @@ with experts is a tree), then its final answer. Importers of traces (OTLP, OpenI
 OpenAI messages, τ-bench) produce it; the trajectory scorers read it.
 
 Everything here may come from an untrusted trace, so text is bounded in size
-(:data:`MAX_TEXT_CHARS`, :data:`MAX_NAME_CHARS`) and a run holds at most
-:data:`MAX_STEPS` steps.
+(:data:`MAX_TEXT_CHARS`, :data:`MAX_NAME_CHARS`), a run holds at most
+:data:`MAX_STEPS` steps, and every number is bounded (:data:`MAX_COST_USD`,
+:data:`MAX_MILLIS`, :data:`MAX_COUNT`, :data:`MAX_SIMILARITY`) so that no sum of them,
+over any run a request can carry, overflows a float. A run's times are all with a time
+zone or all without one: zoned and zoneless times cannot be ordered, so a run mixing
+them is refused, naming the first time that breaks the rule.
 
 The agent class is checked against a configurable set: :data:`DEFAULT_AGENT_CLASSES`
 unless the validation context names others::
@@ -36,7 +40,11 @@ from arbiter.contract.common import SCHEMA_VERSION
 
 __all__ = [
     "DEFAULT_AGENT_CLASSES",
+    "MAX_COST_USD",
+    "MAX_COUNT",
+    "MAX_MILLIS",
     "MAX_NAME_CHARS",
+    "MAX_SIMILARITY",
     "MAX_STEPS",
     "MAX_TEXT_CHARS",
     "AgentIdentity",
@@ -67,20 +75,64 @@ MAX_NAME_CHARS = 1_000
 MAX_STEPS = 10_000
 """Most steps (or flow nodes) in one run, hand-offs' own steps not counted."""
 
+MAX_COST_USD = 1e9
+"""Largest cost of one model call, node or run, in US dollars."""
+MAX_MILLIS = 1e13
+"""Longest duration of one step or node, in milliseconds (about 317 years)."""
+MAX_COUNT = 10**12
+"""Largest token count of one model call or node."""
+MAX_SIMILARITY = 1e9
+"""Largest similarity (in absolute value) a retrieved chunk may carry."""
+
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
-Count = Annotated[int, Field(ge=0)]
-Cost = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Millis = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Cost = Annotated[float, Field(ge=0, le=MAX_COST_USD, allow_inf_nan=False)]
+Millis = Annotated[float, Field(ge=0, le=MAX_MILLIS, allow_inf_nan=False)]
 
 TrajectoryStatus = Literal["completed", "error", "cancelled", "incomplete", "unknown"]
 """How a run ended: ``unknown`` when the source does not say."""
 
 
 def check_times(started_at: datetime | None, ended_at: datetime | None) -> None:
-    """Refuse an end before its start (either may be unknown)."""
-    if started_at is not None and ended_at is not None and ended_at < started_at:
+    """Refuse an end before its start (either may be unknown), and a start and end of
+    which one has a time zone and the other none (they cannot be ordered)."""
+    if started_at is None or ended_at is None:
+        return
+    if _zoned(started_at) != _zoned(ended_at):
+        said, other = ("a", "none") if _zoned(started_at) else ("no", "one")
+        raise ValueError(
+            f"started_at has {said} time zone but ended_at has {other}: they cannot be ordered"
+        )
+    if ended_at < started_at:
         raise ValueError("ended_at is before started_at")
+
+
+def _zoned(moment: datetime) -> bool:
+    return moment.utcoffset() is not None
+
+
+def check_one_kind_of_time(times: Iterator[tuple[str, datetime]]) -> None:
+    """Refuse times of one run of which some have a time zone and some none.
+
+    Args:
+        times: ``(where, time)`` pairs in the run's order (``steps[3].started_at``).
+
+    Raises:
+        ValueError: Naming the first time unlike the ones before it.
+    """
+    first: tuple[str, bool] | None = None
+    for where, moment in times:
+        zoned = _zoned(moment)
+        if first is None:
+            first = (where, zoned)
+        elif zoned != first[1]:
+            said = "has a time zone" if zoned else "has no time zone"
+            other = "has none" if zoned else "has one"
+            raise ValueError(
+                f"{where} {said} but {first[0]} {other}: a run's times are all zoned "
+                "or all zoneless"
+            )
 
 
 class _Shape(BaseModel):
@@ -175,7 +227,9 @@ class Chunk(_Shape):
     """Where it came from (a document id, a URL)."""
     text: Text | None = None
     """Its text, when captured."""
-    similarity: float | None = Field(default=None, allow_inf_nan=False)
+    similarity: float | None = Field(
+        default=None, ge=-MAX_SIMILARITY, le=MAX_SIMILARITY, allow_inf_nan=False
+    )
     """Its similarity to the query as the retriever scored it."""
 
 
@@ -291,6 +345,7 @@ class Trajectory(_Shape):
     @model_validator(mode="after")
     def _ends_after_start(self) -> Trajectory:
         check_times(self.started_at, self.ended_at)
+        check_one_kind_of_time(_times(self))
         return self
 
     @property
@@ -340,6 +395,46 @@ class Trajectory(_Shape):
                 ordered).
         """
         return _wall_clock(self.started_at, self.ended_at, self.steps)
+
+
+def _times(run: Trajectory, prefix: str = "") -> Iterator[tuple[str, datetime]]:
+    """Every time of a run, its sub-agents' included, with where it is (one pass)."""
+    if run.started_at is not None:
+        yield f"{prefix}started_at", run.started_at
+    if run.ended_at is not None:
+        yield f"{prefix}ended_at", run.ended_at
+    stack: list[tuple[str, Iterator[tuple[int, Step]]]] = [(prefix, enumerate(run.steps))]
+    while stack:
+        base, steps = stack[-1]
+        found = next(steps, None)
+        if found is None:
+            stack.pop()
+            continue
+        index, step = found
+        at = f"{base}steps[{index}]."
+        if step.started_at is not None:
+            yield f"{at}started_at", step.started_at
+        if step.ended_at is not None:
+            yield f"{at}ended_at", step.ended_at
+        if isinstance(step, Handoff):
+            inner = step.trajectory
+            if inner.started_at is not None:
+                yield f"{at}trajectory.started_at", inner.started_at
+            if inner.ended_at is not None:
+                yield f"{at}trajectory.ended_at", inner.ended_at
+            stack.append((f"{at}trajectory.", enumerate(inner.steps)))
+
+
+def _flow_times(run: FlowRun) -> Iterator[tuple[str, datetime]]:
+    if run.started_at is not None:
+        yield "started_at", run.started_at
+    if run.ended_at is not None:
+        yield "ended_at", run.ended_at
+    for index, node in enumerate(run.nodes):
+        if node.started_at is not None:
+            yield f"nodes[{index}].started_at", node.started_at
+        if node.ended_at is not None:
+            yield f"nodes[{index}].ended_at", node.ended_at
 
 
 def _wall_clock(
@@ -400,6 +495,12 @@ class FlowRun(_Shape):
     """Where it was imported from."""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     """Anything else the source carried that is worth keeping."""
+
+    @model_validator(mode="after")
+    def _one_kind_of_time(self) -> FlowRun:
+        check_times(self.started_at, self.ended_at)
+        check_one_kind_of_time(_flow_times(self))
+        return self
 
     @property
     def cost_usd(self) -> float | None:

@@ -4,9 +4,9 @@ Thin routes: :mod:`arbiter.service.trajectories` imports and scores a submitted 
 :mod:`arbiter.service.trace_ingest` pairs an exporter's spans and log records,
 :mod:`arbiter.service.agent_roster` computes the figures. ``POST /v1/traces`` and
 ``POST /v1/logs`` read the bodies the OpenTelemetry OTLP/HTTP exporters send (protobuf
-or JSON, gzip or not) and answer as an OTLP receiver does (an empty export response in
-the request's encoding), so ``OTEL_EXPORTER_OTLP_ENDPOINT=http://host:8080`` is all an
-instrumented app needs.
+or JSON, gzip or not) and answer as an OTLP receiver does (an export response in the
+request's encoding: empty, or a partial success naming the spans one bad trace cost),
+so ``OTEL_EXPORTER_OTLP_ENDPOINT=http://host:8080`` is all an instrumented app needs.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from arbiter.service.trajectories import (
     AgentRunScoring,
     agent_run_scoring,
     import_record,
+    named_run,
     run_of,
     score_and_store,
     submit_formats,
@@ -44,6 +45,7 @@ from arbiter.service.trajectories import (
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import get_trajectory, list_trajectories
 from arbiter.trajectories.formats import TrajectoryFormatRegistry
+from arbiter.trajectories.otlp import export_response
 
 __all__ = ["TrajectoriesOut", "TrajectorySubmission", "router"]
 
@@ -89,6 +91,11 @@ class TrajectorySubmission(BaseModel):
     name); default: told from the record."""
     mapping: str | None = Field(default=None, max_length=100)
     """The shipped mapping of the ``mapping`` format (``uderia_turn``)."""
+    agent: str | None = Field(default=None, min_length=1, max_length=1000)
+    """The agent's name to give the runs (a record that names none, such as an OpenAI
+    conversation, lands on ``unnamed`` otherwise); it replaces the name a record gives."""
+    agent_version: str | None = Field(default=None, min_length=1, max_length=1000)
+    """The agent's version to give the runs."""
     assertions: dict[str, JsonValue] = Field(default_factory=dict)
     """The case's assertions to score against (``require_tools_subset``,
     ``max_cost_usd``, ...), over the default thresholds."""
@@ -213,6 +220,7 @@ async def submit_trajectory(
         )
     if not runs:
         raise ApiError(400, "the record holds no agent run", field="body.record")
+    runs = [named_run(run, body.agent, body.agent_version) for run in runs]
     stored = await score_and_store(
         store,
         runs,
@@ -272,7 +280,9 @@ _OTLP_BODY: dict[str, Any] = {
 }
 _OTLP_ANSWER: dict[int | str, dict[str, Any]] = {
     200: {
-        "description": "Accepted: an empty export response, in the request's encoding.",
+        "description": "Accepted: an export response in the request's encoding, empty "
+        "when every span was taken, else its partial_success (rejectedSpans or "
+        "rejectedLogRecords, and an errorMessage naming why).",
         "content": {
             "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
             "application/json": {"schema": {"type": "object"}},
@@ -291,17 +301,22 @@ async def _export(request: Request, ingest: TraceIngest, who: Principal, kind: s
             "expected application/x-protobuf or application/json",
         )
     assert content_type is not None
-    await ingest.export(
+    report = await ingest.export(
         await request.body(),
         content_type,
         content_encoding=request.headers.get("content-encoding"),
         kind="logs" if kind == "logs" else "traces",
         owner=who.owner,
     )
-    if content_type.split(";", 1)[0].strip().lower() == "application/json":
-        return Response(content=b"{}", media_type="application/json")
-    # An empty ExportTraceServiceResponse / ExportLogsServiceResponse: zero bytes.
-    return Response(content=b"", media_type="application/x-protobuf")
+    # An export response in the request's encoding: empty when everything was taken, else
+    # its partial_success (rejected spans or log records, and why).
+    body, media = export_response(
+        "logs" if kind == "logs" else "traces",
+        content_type,
+        rejected=report.rejected,
+        message=report.error_message,
+    )
+    return Response(content=body, media_type=media)
 
 
 @router.post(

@@ -23,12 +23,13 @@ will not come, and expire.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from arbiter.contract import StoredTrajectory
+from arbiter.errors import InputError
 from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
 from arbiter.service.trust import evaluate_breaker
@@ -38,10 +39,12 @@ from arbiter.telemetry_eval import EVALUATION_OPERATION
 from arbiter.trajectories.formats import ImportedRun, TrajectoryFormat, TrajectoryFormatRegistry
 from arbiter.trajectories.otlp import body_format, decode_otlp_body
 from arbiter.trajectories.otlp_steps import operation
-from arbiter.trajectories.spans import LogRecord, Span
+from arbiter.trajectories.spans import LogRecord, Rejected, Span
 
 __all__ = [
     "MAX_AGE_S",
+    "MAX_MESSAGE_CHARS",
+    "MAX_REASONS",
     "MAX_TRACES",
     "MAX_TRACE_ITEMS",
     "IngestReport",
@@ -55,6 +58,10 @@ MAX_AGE_S = 120.0
 """Seconds a trace stays buffered after its last spans or log records arrived."""
 MAX_TRACE_ITEMS = 20_000
 """Most spans (and, apart, log records) buffered for one trace."""
+MAX_REASONS = 5
+"""Reasons of rejection an export response lists (all are counted)."""
+MAX_MESSAGE_CHARS = 2_000
+"""Longest ``error_message`` of an export response."""
 
 
 @dataclass
@@ -69,6 +76,19 @@ class IngestReport:
     """The runs stored (or stored again) because of it."""
     ignored_traces: int = 0
     """Traces it touched that hold no agent's spans."""
+    rejected: int = 0
+    """Spans (for ``/v1/traces``) or log records (for ``/v1/logs``) of the request that
+    were rejected: malformed, or of a trace that could not be imported."""
+    errors: list[str] = field(default_factory=list)
+    """Why, one line a rejected span or trace."""
+
+    @property
+    def error_message(self) -> str:
+        """The reasons in one bounded line, for the export response's ``partial_success``."""
+        shown = "; ".join(self.errors[:MAX_REASONS])
+        if len(self.errors) > MAX_REASONS:
+            shown += f"; and {len(self.errors) - MAX_REASONS} more"
+        return shown if len(shown) <= MAX_MESSAGE_CHARS else shown[: MAX_MESSAGE_CHARS - 1] + "…"
 
 
 @dataclass
@@ -79,6 +99,7 @@ class _Trace:
     stored: set[str] = field(default_factory=set)
     version: int = 0
     touched: float = 0.0
+    rejected: str | None = None  # why the trace cannot be imported; its later items too
 
 
 class TraceIngest:
@@ -132,20 +153,40 @@ class TraceIngest:
             kind: Which endpoint it came to.
             owner: The key that sent it; traces of different keys never mix.
 
+        One bad trace does not fail the others: a malformed span, or a trace that breaks
+        the conventions, is rejected with every span of its trace (counted in
+        :attr:`IngestReport.rejected`, its reason in :attr:`IngestReport.errors`), and
+        the rest of the request is imported; a trace once rejected stays so while it is
+        buffered. What the OTLP receiver answers is then a partial success.
+
         Raises:
-            InputError: The body is not a valid export request, or a trace breaks the
-                conventions (nothing of the request is stored then).
+            InputError: The body is not an export request at all (its encoding, its
+                framing, its structure above the spans).
             StoreUnavailable: The database refused the write.
         """
+        refused: list[Rejected] = []
         spans, logs = decode_otlp_body(
-            body, content_type, content_encoding=content_encoding, kind=kind
+            body, content_type, content_encoding=content_encoding, kind=kind, rejected=refused
         )
         report = IngestReport(spans=len(spans), logs=len(logs))
+        report.rejected = len(refused)
+        report.errors.extend(r.reason for r in refused)
+        broken = {r.trace_id: r.reason for r in refused if r.trace_id is not None}
+        carried = Counter(
+            [s.trace_id for s in spans] if kind == "traces" else [r.trace_id for r in logs]
+        )
         self._expire()
         touched = self._take(owner, spans, logs)
         snapshots = []
         for key in touched:
             trace = self._traces[key]
+            if kind == "traces" and key[1] in broken and trace.rejected is None:
+                trace.rejected = broken[key[1]]  # a trace missing a span would import wrong
+            elif trace.rejected is not None:
+                report.errors.append(f"trace {key[1]}: rejected before: {trace.rejected}")
+            if trace.rejected is not None:
+                report.rejected += carried[key[1]]
+                continue
             if not trace.spans:
                 continue  # log records waiting for their spans
             found = list(trace.spans.values())
@@ -153,7 +194,13 @@ class TraceIngest:
             if reader is None:
                 report.ignored_traces += 1
                 continue
-            runs = self._runs(reader, found, trace.logs, content_type)
+            try:
+                runs = self._runs(reader, found, trace.logs, content_type)
+            except InputError as exc:
+                trace.rejected = str(exc)
+                report.rejected += carried[key[1]]
+                report.errors.append(str(exc))
+                continue
             snapshots.append((key, trace.version, runs))
         records: list[tuple[tuple[str | None, str], int, list[StoredTrajectory]]] = []
         for key, version, runs in snapshots:

@@ -63,6 +63,7 @@ __all__ = [
     "AgentRunScoring",
     "agent_run_scoring",
     "import_record",
+    "named_run",
     "run_id_for",
     "run_of",
     "score_and_store",
@@ -405,7 +406,7 @@ async def store_sample_trajectories(
             digest = hashlib.sha256(f"sample\x00{number}\x00{index}".encode()).hexdigest()
             records.append(
                 await score_run(
-                    _named(run, row.get("agent"), row.get("version")),
+                    named_run(run, row.get("agent"), row.get("version")),
                     scoring=scoring,
                     assertions=assertions if isinstance(assertions, dict) else None,
                     run_id="tr-" + digest[:24],
@@ -417,7 +418,7 @@ async def store_sample_trajectories(
     return records
 
 
-def _named(run: ImportedRun, agent: Any, version: Any) -> ImportedRun:
+def named_run(run: ImportedRun, agent: Any, version: Any = None) -> ImportedRun:
     """The run with its agent renamed (and versioned) when the submission says."""
     update = {key: value for key, value in (("name", agent), ("version", version)) if value}
     if not update:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -314,6 +315,16 @@ class _Mapper:
             if not (part in _STEP_KINDS and i >= 2 and raw[i - 2] == "steps")
         )
         reason = describe_validation_error(exc, Trajectory)
+        # A rule over several fields (times that cannot be ordered) is raised where they
+        # meet; the time it names is the field the record got wrong.
+        named = _TIME_NAMED.search(str(exc.errors(include_url=False)[0].get("msg", "")))
+        if named is not None:
+            steps = [("steps", int(i)) for i in re.findall(r"steps\[(\d+)\]", named[1] or "")]
+            time_loc: Location = (*[p for pair in steps for p in pair], named[2])
+            if not steps and loc:
+                time_loc = (*loc, named[2])
+            if time_loc in self.origins:
+                return f"{self.origins[time_loc]}: {reason}"
         while loc:
             origin = self.origins.get(loc)
             if origin is not None:
@@ -323,6 +334,7 @@ class _Mapper:
 
 
 _STEP_KINDS = frozenset({"tool_call", "llm_call", "retrieval", "handoff"})
+_TIME_NAMED = re.compile(r"((?:steps\[\d+\]\.)*)(started_at|ended_at)")
 _STATUSES: dict[str, TrajectoryStatus] = {
     "completed": "completed",
     "error": "error",

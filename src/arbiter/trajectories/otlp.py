@@ -36,6 +36,7 @@ content captured imports too: model, tokens and tool names, without messages.
 
 from __future__ import annotations
 
+import json
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -70,6 +71,7 @@ from arbiter.trajectories.otlp_steps import (
 from arbiter.trajectories.spans import (
     MAX_BODY_BYTES,
     LogRecord,
+    Rejected,
     Span,
     SpanTree,
     decode_otlp_json,
@@ -87,6 +89,7 @@ __all__ = [
     "TRAJECTORY_FORMAT",
     "body_format",
     "decode_otlp_body",
+    "export_response",
     "import_otlp",
     "load_otlp",
     "looks_like_genai",
@@ -160,6 +163,7 @@ def decode_otlp_body(
     *,
     content_encoding: str | None = None,
     kind: Literal["traces", "logs"] = "traces",
+    rejected: list[Rejected] | None = None,
 ) -> tuple[list[Span], list[LogRecord]]:
     """The spans and log records of one OTLP/HTTP request body, as the exporters send it.
 
@@ -169,6 +173,8 @@ def decode_otlp_body(
         content_type: ``application/x-protobuf`` or ``application/json``.
         content_encoding: ``gzip``, ``identity`` or None.
         kind: Which export request a protobuf body holds (a JSON body says itself).
+        rejected: When given, a malformed span or log record is left out and noted here
+            instead of failing the whole request.
 
     Raises:
         InputError: An unsupported type or encoding, or a body that is not a valid export
@@ -177,7 +183,7 @@ def decode_otlp_body(
     media = content_type.split(";", 1)[0].strip().lower()
     body = _decompressed(body, content_encoding)
     if media in _PROTOBUF_TYPES:
-        return decode_otlp_protobuf(body, where=_BODY, kind=kind)
+        return decode_otlp_protobuf(body, where=_BODY, kind=kind, rejected=rejected)
     if media != "application/json":
         raise InputError(
             f"{_BODY}: unsupported content type {content_type[:80]!r}; "
@@ -187,7 +193,26 @@ def decode_otlp_body(
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{_BODY}: byte {exc.start} is not valid UTF-8") from None
-    return decode_otlp_json(parse_json(text, source=_BODY), where=_BODY)
+    return decode_otlp_json(parse_json(text, source=_BODY), where=_BODY, rejected=rejected)
+
+
+def export_response(
+    kind: Literal["traces", "logs"], content_type: str, *, rejected: int = 0, message: str = ""
+) -> tuple[bytes, str]:
+    """The body and media type of an OTLP/HTTP export response in the request's encoding:
+    empty when everything was taken, else its ``partial_success`` (how many spans or log
+    records were rejected, and why)."""
+    if body_format(content_type) == PROTOBUF_FORMAT:
+        from arbiter.trajectories.otlp_protobuf import encode_export_response
+
+        encoded = encode_export_response(kind, rejected=rejected, message=message)
+        return encoded, "application/x-protobuf"
+    if not rejected and not message:
+        return b"{}", "application/json"
+    # Proto3's JSON mapping writes an int64 as a decimal string.
+    count = "rejectedSpans" if kind == "traces" else "rejectedLogRecords"
+    partial = {"partialSuccess": {count: str(rejected), "errorMessage": message}}
+    return json.dumps(partial, ensure_ascii=False).encode("utf-8"), "application/json"
 
 
 def trajectories_from_spans(

@@ -13,6 +13,7 @@ from arbiter.trajectories.span_model import (
     SPAN_KINDS,
     STATUS_CODES,
     LogRecord,
+    Rejected,
     Span,
     SpanEvent,
     bytes_id,
@@ -20,13 +21,24 @@ from arbiter.trajectories.span_model import (
     fail,
 )
 
-__all__ = ["decode_protobuf_request"]
+__all__ = ["decode_protobuf_request", "encode_export_response"]
 
 
 def decode_protobuf_request(
-    body: bytes, *, where: str, kind: Literal["traces", "logs"]
+    body: bytes,
+    *,
+    where: str,
+    kind: Literal["traces", "logs"],
+    rejected: list[Rejected] | None = None,
 ) -> tuple[list[Span], list[LogRecord]]:
     """The spans and log records of one serialised export request (see ``spans``).
+
+    Args:
+        body: The serialised request.
+        where: Where it came from, for messages.
+        kind: Which request it is.
+        rejected: When given, a malformed span or log record is left out and noted
+            here instead of failing the request.
 
     Raises:
         InputError: Not such a request, a malformed span, or the extra is not installed.
@@ -43,7 +55,11 @@ def decode_protobuf_request(
                 for span_index, raw in enumerate(scope_block.spans):
                     if len(spans) >= MAX_SPANS:
                         fail(where, f"more than {MAX_SPANS:,} spans")
-                    spans.append(_pb_span(raw, f"{at}.spans[{span_index}]", where, resource, scope))
+                    at_span = f"{at}.spans[{span_index}]"
+                    try:
+                        spans.append(_pb_span(raw, at_span, where, resource, scope))
+                    except InputError as exc:
+                        _reject(exc, raw, rejected)
     else:
         for index, block in enumerate(request.resource_logs):
             for s_index, scope_block in enumerate(block.scope_logs):
@@ -51,8 +67,40 @@ def decode_protobuf_request(
                 for r_index, raw in enumerate(scope_block.log_records):
                     if len(logs) >= MAX_SPANS:
                         fail(where, f"more than {MAX_SPANS:,} log records")
-                    logs.append(_pb_log(raw, f"{at}.logRecords[{r_index}]", where))
+                    try:
+                        logs.append(_pb_log(raw, f"{at}.logRecords[{r_index}]", where))
+                    except InputError as exc:
+                        _reject(exc, raw, rejected)
     return spans, logs
+
+
+def _reject(exc: InputError, raw: Any, rejected: list[Rejected] | None) -> None:
+    if rejected is None:
+        raise exc
+    trace = bytes(raw.trace_id)
+    rejected.append(Rejected(trace.hex() if len(trace) == 16 and any(trace) else None, str(exc)))
+
+
+def encode_export_response(
+    kind: Literal["traces", "logs"], *, rejected: int = 0, message: str = ""
+) -> bytes:
+    """A serialised ``ExportTraceServiceResponse`` (or logs'), with its ``partial_success``
+    when items were rejected: zero bytes when all were taken."""
+    if not rejected and not message:
+        return b""
+    module = importlib.import_module(
+        "opentelemetry.proto.collector.trace.v1.trace_service_pb2"
+        if kind == "traces"
+        else "opentelemetry.proto.collector.logs.v1.logs_service_pb2"
+    )
+    if kind == "traces":
+        answer = module.ExportTraceServiceResponse()
+        answer.partial_success.rejected_spans = rejected
+    else:
+        answer = module.ExportLogsServiceResponse()
+        answer.partial_success.rejected_log_records = rejected
+    answer.partial_success.error_message = message
+    return bytes(answer.SerializeToString())
 
 
 def _parse_protobuf(body: bytes, where: str, kind: str) -> Any:

@@ -21,6 +21,7 @@ __all__ = [
     "SPAN_KINDS",
     "STATUS_CODES",
     "LogRecord",
+    "Rejected",
     "Span",
     "SpanEvent",
     "SpanTree",
@@ -201,6 +202,16 @@ def _reachable(roots: list[Span], children: Mapping[str, list[Span]]) -> set[str
             seen.add(span.span_id)
             stack.extend(children.get(span.span_id, ()))
     return seen
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A span (or log record) a decoder left out, and why: one bad item of a request."""
+
+    trace_id: str | None
+    """The trace it belongs to, when its id could be read (that whole trace is rejected)."""
+    reason: str
+    """The error, one line naming where and the field."""
 
 
 def check_span_times(start: int | None, end: int | None, at: str, where: str) -> None:

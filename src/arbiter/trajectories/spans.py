@@ -37,6 +37,7 @@ from arbiter.trajectories.span_model import (
     SPAN_KINDS,
     STATUS_CODES,
     LogRecord,
+    Rejected,
     Span,
     SpanEvent,
     SpanTree,
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_SPANS",
     "LogRecord",
+    "Rejected",
     "Span",
     "SpanEvent",
     "SpanTree",
@@ -106,24 +108,32 @@ def _whole_document(text: str, *, source: str) -> Any:
         return None
 
 
-def decode_otlp_json(document: Any, *, where: str) -> tuple[list[Span], list[LogRecord]]:
+def decode_otlp_json(
+    document: Any, *, where: str, rejected: list[Rejected] | None = None
+) -> tuple[list[Span], list[LogRecord]]:
     """The spans and log records of one parsed OTLP/JSON export request.
 
     Args:
         document: An ``ExportTraceServiceRequest`` (``resourceSpans``) or
             ``ExportLogsServiceRequest`` (``resourceLogs``) object, parsed.
         where: Where it came from, for messages (``file:line``, ``request body``).
+        rejected: When given, a malformed span or log record is left out and noted
+            here instead of failing the request (an OTLP receiver's partial success).
 
     Raises:
         InputError: ``where: field (span id): why``.
     """
-    decoder = _JsonDecoder()
+    decoder = _JsonDecoder(rejected)
     decoder.request(document, where)
     return decoder.spans, decoder.logs
 
 
 def decode_otlp_protobuf(
-    body: bytes, *, where: str, kind: Literal["traces", "logs"] = "traces"
+    body: bytes,
+    *,
+    where: str,
+    kind: Literal["traces", "logs"] = "traces",
+    rejected: list[Rejected] | None = None,
 ) -> tuple[list[Span], list[LogRecord]]:
     """The spans and log records of one protobuf export request.
 
@@ -132,6 +142,8 @@ def decode_otlp_protobuf(
             ``ExportLogsServiceRequest`` (``kind="logs"``).
         where: Where it came from, for messages.
         kind: Which request ``body`` holds.
+        rejected: When given, a malformed span or log record is left out and noted
+            here instead of failing the request.
 
     Raises:
         InputError: The body is too large or not such a request, a span is malformed, or
@@ -140,15 +152,16 @@ def decode_otlp_protobuf(
     from arbiter.trajectories.otlp_protobuf import decode_protobuf_request
 
     check_size(len(body), where)
-    return decode_protobuf_request(body, where=where, kind=kind)
+    return decode_protobuf_request(body, where=where, kind=kind, rejected=rejected)
 
 
 class _JsonDecoder:
     """Decodes OTLP/JSON requests into spans and log records, counting against the caps."""
 
-    def __init__(self) -> None:
+    def __init__(self, rejected: list[Rejected] | None = None) -> None:
         self.spans: list[Span] = []
         self.logs: list[LogRecord] = []
+        self.rejected = rejected
 
     def request(self, document: Any, where: str) -> None:
         if not isinstance(document, dict) or not (
@@ -171,9 +184,11 @@ class _JsonDecoder:
                 for span_index, raw in enumerate(_list(scope_block, "spans", where, s_at)):
                     if len(self.spans) >= MAX_SPANS:
                         fail(where, f"more than {MAX_SPANS:,} spans")
-                    self.spans.append(
-                        self._span(raw, f"{s_at}.spans[{span_index}]", where, resource, scope)
-                    )
+                    at_span = f"{s_at}.spans[{span_index}]"
+                    try:
+                        self.spans.append(self._span(raw, at_span, where, resource, scope))
+                    except InputError as exc:
+                        self._reject(exc, raw, at_span, where)
         for index, block in enumerate(_list(document, "resourceLogs", where)):
             at = f"resourceLogs[{index}]"
             self._resource(block, at, where)
@@ -183,7 +198,23 @@ class _JsonDecoder:
                 for r_index, raw in enumerate(_list(scope_block, "logRecords", where, s_at)):
                     if len(self.logs) >= MAX_SPANS:
                         fail(where, f"more than {MAX_SPANS:,} log records")
-                    self.logs.append(self._log(raw, f"{s_at}.logRecords[{r_index}]", where))
+                    at_log = f"{s_at}.logRecords[{r_index}]"
+                    try:
+                        self.logs.append(self._log(raw, at_log, where))
+                    except InputError as exc:
+                        self._reject(exc, raw, at_log, where)
+
+    def _reject(self, exc: InputError, raw: Any, at: str, where: str) -> None:
+        """Note a malformed item (and its trace), or fail when no one takes the note."""
+        if self.rejected is None:
+            raise exc
+        trace_id = None
+        if isinstance(raw, dict):
+            try:
+                trace_id = _id(raw.get("traceId"), 16, f"{at}.traceId", where)
+            except InputError:
+                trace_id = None
+        self.rejected.append(Rejected(trace_id, str(exc)))
 
     def _resource(self, block: Any, at: str, where: str) -> dict[str, Any]:
         _object(block, at, where)

@@ -36,7 +36,7 @@ from arbiter.contract import Score, Trajectory
 from arbiter.datasets.jsonio import json_type, parse_json, read_json_file, read_text
 from arbiter.errors import InputError
 from arbiter.trajectories.formats import MATCH, ImportedRun, ImportOptions, TrajectoryFormat
-from arbiter.trajectories.tau2_messages import may_precede, parse_timestamp, tau2_messages_document
+from arbiter.trajectories.tau2_messages import Clock, tau2_messages_document
 from arbiter.trajectories.tau_bench import (
     TauBenchTrial,
     reward_passed,
@@ -197,8 +197,16 @@ def _trial(
         raise InputError(f"{where}: 'messages' must be a list, got {json_type(messages)}")
     agent_info = _object(info.get("agent_info"))
     warnings: list[str] = []
+    clock = Clock(where)
+    started_at = clock.read(simulation.get("start_time"), "start_time")
+    ended_at = clock.read(simulation.get("end_time"), "end_time")
+    if started_at is not None and ended_at is not None and ended_at < started_at:
+        raise InputError(
+            f"{where}: end_time: {ended_at.isoformat()} is before start_time "
+            f"{started_at.isoformat()}: a simulation cannot end before it starts"
+        )
     steps = tau2_messages_document(
-        messages, where=where, model=_text(agent_info.get("llm")), warnings=warnings
+        messages, where=where, model=_text(agent_info.get("llm")), warnings=warnings, clock=clock
     )
     termination = simulation.get("termination_reason")
     termination = termination if isinstance(termination, str) else None
@@ -211,15 +219,13 @@ def _trial(
         },
         **steps,
         "status": _STATUS.get(termination, "error") if termination else "unknown",
-        "started_at": parse_timestamp(simulation.get("start_time")),
-        "ended_at": parse_timestamp(simulation.get("end_time")),
+        "started_at": started_at,
+        "ended_at": ended_at,
         "source": {"format": FORMAT, "file": source},
         "metadata": _metadata(simulation, task, task_id=task_id, trial=trial, info=info),
     }
     if document["status"] == "error":
         document["error"] = f"the simulation ended with {termination}"
-    if not may_precede(document["started_at"], document["ended_at"]):
-        document["started_at"] = None
     return TauBenchTrial(
         task_id=str(task_id),
         trial=trial,

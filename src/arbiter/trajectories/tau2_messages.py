@@ -20,11 +20,50 @@ from arbiter.datasets.jsonio import json_type
 from arbiter.errors import InputError
 from arbiter.trajectories.tool_errors import tool_error
 
-__all__ = ["may_precede", "parse_timestamp", "tau2_messages_document"]
+__all__ = ["Clock", "may_precede", "parse_timestamp", "tau2_messages_document"]
+
+
+class Clock:
+    """The timestamps of one simulation: parsed, and all zoned or all zoneless.
+
+    Args:
+        where: The simulation's location, for messages.
+    """
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self._first: tuple[str, bool] | None = None
+
+    def read(self, value: Any, at: str) -> datetime | None:
+        """The timestamp ``value`` of field ``at``; None when it does not parse.
+
+        Raises:
+            InputError: It has a time zone and an earlier one of the run has none, or
+                the other way round (they could not be ordered).
+        """
+        moment = parse_timestamp(value)
+        if moment is None:
+            return None
+        zoned = moment.utcoffset() is not None
+        if self._first is None:
+            self._first = (at, zoned)
+        elif zoned != self._first[1]:
+            said = "has a time zone" if zoned else "has no time zone"
+            other = "has none" if zoned else "has one"
+            raise InputError(
+                f"{self.where}: {at}: {said} but {self._first[0]} {other}: a simulation's "
+                "times are all zoned or all zoneless"
+            )
+        return moment
 
 
 def tau2_messages_document(
-    messages: list[Any], *, where: str, model: str | None, warnings: list[str] | None = None
+    messages: list[Any],
+    *,
+    where: str,
+    model: str | None,
+    warnings: list[str] | None = None,
+    clock: Clock | None = None,
 ) -> dict[str, Any]:
     """The ``steps`` and ``final_answer`` of a trajectory document, from τ²-bench messages.
 
@@ -33,11 +72,13 @@ def tau2_messages_document(
         where: The simulation's location, for messages (``file: simulations[3]``).
         model: The agent's model, when the run says.
         warnings: Where each repair is appended (``where: messages[i].field: what``).
+        clock: The simulation's timestamps so far (its start and end); None: a new one.
 
     Raises:
-        InputError: A message is malformed (``where: messages[i].field: why``).
+        InputError: A message is malformed (``where: messages[i].field: why``), or its
+            timestamp is zoned where the run's others are not (or the other way round).
     """
-    builder = _Builder(where, model=model, warnings=warnings)
+    builder = _Builder(where, model=model, warnings=warnings, clock=clock or Clock(where))
     for index, message in enumerate(messages):
         builder.add(message, f"messages[{index}]")
     return {"steps": builder.steps, "final_answer": builder.final_answer}
@@ -65,8 +106,10 @@ def may_precede(start: datetime | None, end: datetime | None) -> bool:
 class _Builder:
     """The steps of one simulation, message by message in one pass."""
 
-    def __init__(self, where: str, *, model: str | None, warnings: list[str] | None) -> None:
-        self.where, self.model = where, model
+    def __init__(
+        self, where: str, *, model: str | None, warnings: list[str] | None, clock: Clock
+    ) -> None:
+        self.where, self.model, self.clock = where, model, clock
         self.warnings = warnings if warnings is not None else []
         self.steps: list[dict[str, Any]] = []
         self.final_answer: str | None = None
@@ -88,7 +131,7 @@ class _Builder:
             for index, each in enumerate(message["tool_messages"]):
                 self.add(each, f"{at}.tool_messages[{index}]")
             return
-        timestamp = parse_timestamp(message.get("timestamp"))
+        timestamp = self.clock.read(message.get("timestamp"), f"{at}.timestamp")
         if role == "assistant":
             self._assistant(message, content, timestamp, at)
         elif role == "tool":
@@ -185,6 +228,10 @@ class _Builder:
             step["error"] = error
         if not may_precede(step["started_at"], timestamp):
             step["started_at"] = None  # clock skew: keep the end, drop what contradicts it
+            self._warn(
+                f"{at}.timestamp",
+                "the result is timed before its call; the call's start is left unknown",
+            )
         step["ended_at"] = timestamp
 
     def _waiting(self, call_id: str) -> dict[str, Any] | None:

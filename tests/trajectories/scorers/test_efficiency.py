@@ -167,8 +167,8 @@ def test_the_budget_scorers_apply_to_every_profile_class_but_not_flows(factory: 
     assert factory.moment == "run"
 
 
-def test_latency_abstains_on_times_with_and_without_a_zone_instead_of_raising() -> None:
+def test_a_run_with_times_with_and_without_a_zone_never_reaches_latency() -> None:
     naive = ToolCall(name="a", started_at=datetime(2026, 1, 1), ended_at=datetime(2026, 1, 1, 0, 1))
     aware = tool("b", start=1, end=2)
-    score = grade(latency, run(naive, aware))
-    assert score.passed is None
+    with pytest.raises(ValueError, match="all zoned or all zoneless"):
+        run(naive, aware)

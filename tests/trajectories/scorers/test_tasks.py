@@ -171,12 +171,13 @@ def test_parallel_efficiency_is_banded_by_min_parallel_efficiency(
     assert (score.band, score.passed) == (band, band != "danger")
 
 
-def test_times_with_and_without_a_zone_still_compare() -> None:
+def test_a_run_with_times_with_and_without_a_zone_never_reaches_the_scorers() -> None:
     naive = ToolCall(
         name="a", started_at=datetime(2026, 1, 1), ended_at=datetime(2026, 1, 1, 0, 0, 2)
     )
     aware = ToolCall(name="b", started_at=at(1), ended_at=at(3))
-    assert grade(parallel_efficiency, run(naive, aware)).value == pytest.approx(4 / 3)
+    with pytest.raises(ValueError, match="all zoned or all zoneless"):
+        run(naive, aware)
 
 
 @pytest.mark.parametrize(
