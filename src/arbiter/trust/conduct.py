@@ -114,12 +114,13 @@ def rates(
     (``math.fsum``), so the result does not depend on the order of the runs."""
     ages = np.maximum(0.0, now - times)
     weights = np.power(0.5, ages / (policy.half_life_days * _DAY))
-    total = math.fsum(weights)
-    gating = min(1.0, math.fsum(weights * passes) / total) if total > 0 else 0.0
+    # Exact sums over plain floats (``tolist`` converts in C; iterating numpy scalars is slow).
+    total = math.fsum(weights.tolist())
+    gating = min(1.0, math.fsum((weights * passes).tolist()) / total) if total > 0 else 0.0
     dimension = None
-    decided = math.fsum(weights * dim_decided)
+    decided = math.fsum((weights * dim_decided).tolist())
     if decided > 0:
-        dimension = min(1.0, math.fsum(weights * dim_passes) / decided)
+        dimension = min(1.0, math.fsum((weights * dim_passes).tolist()) / decided)
     if dimension is None or not policy.trust_critical:
         return gating, gating, dimension
     blend = policy.trust_dim_weight
