@@ -1,4 +1,4 @@
-"""Deterministic safety detectors, their scorers, the tool-result firewall and the red-team self-test.
+"""Safety detectors (no model), their scorers, the tool-result firewall, the red-team self-test.
 
 - Detectors (0 tokens, linear time, bounded input), each ``(text, *, limit) -> SafetyScan``:
   :func:`scan_injection` (what an agent read), :func:`scan_exfiltration`,

@@ -9,7 +9,7 @@ bound that was reached said in the scan (``truncated``, ``capped``).
 from __future__ import annotations
 
 from arbiter.contract.safety import DetectorName, SafetyFinding, SafetyScan, Severity
-from arbiter.safety.patterns import searchable
+from arbiter.safety.patterns import Subject
 from arbiter.safety.text import PREVIEW_CHARS, bounded
 
 __all__ = ["MAX_CANDIDATES", "MAX_FINDINGS", "SEVERITY_RANK", "Collector", "check_limit"]
@@ -48,7 +48,9 @@ class Collector:
         self.detector: DetectorName = detector
         self.total = len(text)
         cut, self.truncated = bounded(text, limit)
-        self.text = searchable(cut)
+        self.subject = Subject(cut)
+        """The text as RE2 searches it (bytes, offsets turned back into characters)."""
+        self.text = self.subject.text
         """What the detector reads: bounded, valid UTF-8, as long as the part read."""
         self.findings: list[SafetyFinding] = []
         self.capped: list[str] = []

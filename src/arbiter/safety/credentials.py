@@ -143,6 +143,12 @@ SECRET_RULES: tuple[Rule, ...] = (
         "a Telegram bot token",
     ),
     Rule(
+        "api_key",
+        "high",
+        r"\barb_[0-9a-f]{8}_[A-Za-z0-9_\-]{40,}",
+        "an Arbiter API key",
+    ),
+    Rule(
         "private_key",
         "high",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
@@ -187,7 +193,7 @@ _PREFIXES = (
     "sk-proj-", "sk-ant-", "sk-svcacct-", "sk-admin-", "sk-", "ghp_", "gho_", "ghu_", "ghs_",
     "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-",
     "AKIA", "ASIA", "AIza", "ya29.", "sk_live_", "rk_live_", "sk_test_", "SG.", "npm_",
-    "pypi-", "hf_", "shpat_", "dop_v1_", "eyJ",
+    "pypi-", "hf_", "shpat_", "dop_v1_", "eyJ", "arb_",
 )  # fmt: skip
 
 
@@ -281,9 +287,10 @@ def scan_secrets(
     text = collector.text
     permitted = frozenset(allowed)
     covered: list[tuple[int, int]] = []
-    for rule, found in _rules().finditer(text, max_matches=MAX_CANDIDATES):
-        start, end = found.start(), found.end()
-        matched = found.group(0)
+    subject = collector.subject
+    for rule, found in _rules().finditer(subject, max_matches=MAX_CANDIDATES):
+        start, end = subject.span(found)
+        matched = subject.group(found)
         if rule.category == "private_key":
             stop = text.find("-----END", end, end + 20_000)
             end = stop + 8 if stop >= 0 else end
@@ -304,18 +311,20 @@ def _unnamed_tokens(
     collector: Collector, permitted: frozenset[str], covered: list[tuple[int, int]]
 ) -> None:
     """Strings that read as random tokens though nothing names them."""
-    text = collector.text
-    for count, found in enumerate(_compiled(_TOKEN).finditer(text)):
+    text, subject = collector.text, collector.subject
+    for count, found in enumerate(_compiled(_TOKEN).finditer(subject.data)):
         if count >= MAX_CANDIDATES:
             collector.cap(f"token candidates: first {MAX_CANDIDATES} examined")
             return
-        value = found.group("token")
-        start = found.start(1)
+        value = subject.group(found, "token")
+        start = subject.char(found.start(1))
         end = start + len(value)
         if any(s < end and start < e for s, e in covered):
             continue
         if text[max(0, start - 7) : start].endswith(("base64,", "/", ".")):
             continue  # image data, a path, a file name
+        if any(c in value for c in "+/="):
+            continue  # standard base64 of some bytes: issued tokens use letters, digits, _ and -
         classes = sum(
             (
                 any(c.isupper() for c in value),

@@ -17,24 +17,36 @@ from collections.abc import Callable
 from functools import cache
 
 from arbiter.safety.collect import MAX_CANDIDATES, Collector
-from arbiter.safety.patterns import Compiled, compile_re2
+from arbiter.safety.patterns import Rule, RuleSet
 from arbiter.safety.text import preview, visible
 
-__all__ = ["MAX_DECODED", "Reader", "find_encoded"]
+__all__ = ["BLOCKS", "MAX_DECODED", "ROT13_HINTS", "Reader", "find_blocks", "find_rot13", "rot13"]
 
 MAX_DECODED = 4_096
 """Characters of one encoded block decoded."""
+_HEXADECIMAL = frozenset("0123456789abcdefABCDEF")
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_MARKS = b"0123456789+/"
 _PRINTABLE = 0.9
 """Share of printable characters a decoded block needs to be read as text."""
 
 Reader = Callable[[str], str | None]
 """Reads a decoded text: what instruction it holds (a short description), or None."""
 
-_BLOCKS = (
-    r"(?P<b64>[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9_-]{16,}={0,2})"
-    r"|(?P<hex>(?:[0-9A-Fa-f]{2}[ :,.-]?){12,})"
-    r"|(?P<xhex>(?:(?:\\x|0x|%)[0-9A-Fa-f]{2}[ ,]?){8,})"
+BLOCKS = (
+    Rule("base64", "high", r"[A-Za-z0-9+/_-]{20,}={0,2}"),
+    Rule("hex", "high", r"\b[0-9A-Fa-f]{2}(?:[ :,-][0-9A-Fa-f]{2}){11,}\b"),
+    Rule("hex", "high", r"(?:\\x|0x|%)[0-9A-Fa-f]{2}[\\x0-9A-Fa-f%, ]{14,}"),
 )
+"""Runs that may be an encoding: base64's alphabet (plain hex is in it too), hex pairs
+with a separator, ``\\x`` / ``0x`` / ``%`` escapes."""
+ROT13_HINTS = (
+    "ignore", "disregard", "forget", "instructions", "previous", "system prompt", "you are now",
+    "jailbreak", "developer mode", "reveal", "override", "assistant", "do anything now",
+    "no restrictions", "from now on", "your rules", "print your",
+)  # fmt: skip
+"""Words an instruction encoded with rot13 is likely to hold (matched rotated)."""
 _ROT13 = bytes.maketrans(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
@@ -42,8 +54,8 @@ _ROT13 = bytes.maketrans(
 
 
 @cache
-def _blocks() -> Compiled:
-    return compile_re2(_BLOCKS)
+def _blocks() -> RuleSet:
+    return RuleSet(BLOCKS)
 
 
 def _as_text(data: bytes) -> str | None:
@@ -58,10 +70,24 @@ def _as_text(data: bytes) -> str | None:
     return text if printable / len(text) >= _PRINTABLE else None
 
 
+def _count(data: bytes, characters: bytes) -> int:
+    return len(data) - len(data.translate(None, characters))
+
+
+def _looks_encoded(block: str) -> bool:
+    """Whether a base64-alphabet run reads as an encoding, not a word, a path or an
+    identifier: base64 of text mixes cases and holds digits or ``+`` / ``/``."""
+    data = block.encode("ascii", "replace")
+    return (
+        _count(data, _UPPER) >= 2
+        and _count(data, _LOWER) >= 2
+        and _count(data, _MARKS) >= 1
+        and block.count("-") <= len(block) // 8
+    )
+
+
 def _base64(block: str) -> str | None:
-    if block.isalpha() and (block.islower() or block.isupper()):
-        return None  # a long word, not an encoding
-    if not any(c.isupper() for c in block) or not any(c.islower() for c in block):
+    if not _looks_encoded(block):
         return None
     body = block.rstrip("=")[:MAX_DECODED]
     body = body[: len(body) - len(body) % 4] if len(body) % 4 == 1 else body
@@ -89,25 +115,28 @@ def _hex(block: str) -> str | None:
     return _as_text(data)
 
 
-def find_encoded(collector: Collector, read: Reader) -> None:
-    """Add an ``encoded_payload`` finding for each block (and the rot13 reading) of the
-    collector's text that decodes to an instruction ``read`` recognises."""
-    text = collector.text
+def find_blocks(collector: Collector, read: Reader) -> None:
+    """Add an ``encoded_payload`` finding for each base64 or hex block of the collector's
+    text that decodes to an instruction ``read`` recognises."""
+    subject = collector.subject
     examined = 0
-    for found in _blocks().finditer(text):
+    for rule, found in _blocks().finditer(subject, max_matches=MAX_CANDIDATES + 1):
         examined += 1
         if examined > MAX_CANDIDATES:
             collector.cap(f"encoded blocks: first {MAX_CANDIDATES} examined")
             break
-        start, end = found.start(), found.end()
-        if found.lastgroup == "b64":
-            kind, decoded = "base64", _base64(found.group("b64"))
-        else:
-            kind, decoded = "hex", _hex(found.group(0))
+        block = subject.group(found)
+        kind, decoded = "hex", None
+        if rule.category == "base64":
+            kind, decoded = "base64", _base64(block)
+        if decoded is None and (rule.category == "hex" or _HEXADECIMAL.issuperset(block)):
+            # A run of hex digits is in base64's alphabet too: read it as hex as well.
+            kind, decoded = "hex", _hex(block)
         if decoded is None:
             continue
         meaning = read(decoded)
         if meaning is not None:
+            start, end = subject.span(found)
             collector.add(
                 "encoded_payload",
                 "high",
@@ -116,10 +145,19 @@ def find_encoded(collector: Collector, read: Reader) -> None:
                 f"{kind} decoding to {visible(' '.join(decoded.split())[:80])!r}",
                 f"{kind} that decodes to {meaning}",
             )
-    if not text.isascii():
-        rotated = text.encode("utf-8").translate(_ROT13).decode("utf-8")
-    else:
-        rotated = text.encode("ascii").translate(_ROT13).decode("ascii")
+
+
+def rot13(text: str) -> str:
+    """``text`` with its ASCII letters rotated by 13 (one pass, lengths kept)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ROT13).decode("ascii")
+    return text.encode("utf-8", "surrogatepass").translate(_ROT13).decode("utf-8", "surrogatepass")
+
+
+def find_rot13(collector: Collector, read: Reader) -> None:
+    """Add an ``encoded_payload`` finding when the collector's text, rotated by 13,
+    holds an instruction ``read`` recognises."""
+    rotated = rot13(collector.text)
     at = _rot13_instruction(rotated, read)
     if at is not None:
         start, end, meaning = at

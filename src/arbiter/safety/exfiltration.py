@@ -37,17 +37,17 @@ _ENCODED_PATH = 48
 or a 32-digit avatar hash in a path is an identifier, not data)."""
 
 _REFERENCES = (
-    r"(?P<image>!\[[^\]\n]{0,300}\]\(\s*<?(?P<image_url>[^\s)>]{1,1000}))"
-    r"|(?P<link>\[[^\]\n]{0,300}\]\(\s*<?(?P<link_url>[^\s)>]{1,1000}))"
-    r"|(?P<html>(?i:<img\b[^>]{0,500}?\bsrc\s*=\s*[\"']?)(?P<html_url>[^\"'\s>]{1,1000}))"
-    r"|(?P<refdef>(?m:^[ \t]{0,3}\[[^\]\n]{1,100}\]:[ \t]*<?)(?P<refdef_url>\S{1,1000}))"
-    r"|(?P<bare>(?i:(?:https?|ftp)://)[^\s<>\"')\]]{1,1000})"
+    r"(?P<image>!\[[^\]\n]*\]\(\s*<?(?P<image_url>[^\s)]+))"
+    r"|(?P<link>\[[^\]\n]*\]\(\s*<?(?P<link_url>[^\s)]+))"
+    r"|(?P<html>(?i:<img\b[^>]*?\bsrc\s*=\s*[\"']?)(?P<html_url>[^\"'\s>]+))"
+    r"|(?P<refdef>(?m:^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*<?)(?P<refdef_url>\S+))"
+    r"|(?P<bare>(?i:(?:https?|ftp)://)[^\s<>\"')\]]+)"
 )
 _PLACEHOLDER = (
-    r"\{\{?\s*(?P<brace>[^{}\s]{1,60})\s*\}?\}|\$\{?(?P<dollar>[A-Za-z_][A-Za-z0-9_]{2,})\}?|"
-    r"<(?P<angle>[A-Z][A-Z0-9_ ]{2,60})>|\[(?P<square>[A-Z][A-Z0-9_ ]{2,40})\]|%s\b|"
-    r"\b(?P<word>QUERY|DATA|SECRET|INPUT|TEXT|CONTENT|HISTORY|CONTEXT|PAYLOAD|MESSAGE|"
-    r"SUMMARY|PASSWORD|TOKEN|ANSWER)\b"
+    r"\{\{?\s*(?P<brace>[^{}\s]+)\s*\}?\}|\$\{?(?P<dollar>[A-Za-z_][A-Za-z0-9_]{2,})\}?|"
+    r"<(?P<angle>[A-Z][A-Z0-9_ ]{2,60})>?|\[(?P<square>[A-Z][A-Z0-9_ ]{2,40})\]|%s\b|"
+    r"\b(?P<word>QUERY|QUESTION|DATA|SECRET|INPUT|TEXT|CONTENT|HISTORY|CONTEXT|PAYLOAD|MESSAGE|"
+    r"SUMMARY|PASSWORD|TOKEN|ANSWER)\b|\b(?P<snake>[A-Z]{3,}(?:_[A-Z]+)+)\b"
 )
 _DATA_WORDS = (
     r"(?i)(?:conversation|chat|history|messages?|summary|secret|token|password|passwd|"
@@ -57,7 +57,7 @@ _DATA_WORDS = (
 )
 _INSTRUCTION = (
     r"(?i)\b(?:send|post|forward|upload|transmit|exfiltrate|leak|e-?mail|submit|append|attach|"
-    r"copy|paste|include|encode|put|sync|report|log|beacon|share)\b[^.\n]{0,120}?\b(?:to|into|"
+    r"copy|paste|include|encode|put|sync|report|log|beacon|share)\b[^.\n]*?\b(?:to|into|"
     r"at|on|with)\s+(?:https?://|ftp://|www\.|[\w.+-]+@[\w-]+\.[\w.]+)"
 )
 _SENT_DATA = (
@@ -70,7 +70,7 @@ _ENCODED_VALUE = (
     r"^(?:[A-Za-z0-9+/_-]{%d,}={0,2}|[0-9a-fA-F]{%d,}|(?:[^%%]*%%[0-9A-Fa-f]{2}){3,}.{0,})$"
 )
 _PII_IN_URL = (
-    r"(?i)[\w.+-]{1,64}(?:@|%40)[\w-]{1,63}\.[\w.-]{2,}|(?:%2B|\+)\d{8,15}\b|\b(?:sk|pk|rk)"
+    r"(?i)[\w.+-]+(?:@|%40)[\w-]+\.[\w.-]{2,}|(?:%2B|\+)\d{8,15}\b|\b(?:sk|pk|rk)"
     r"[-_](?:live|test|proj)|\bAKIA[0-9A-Z]{16}\b|\bghp_[A-Za-z0-9]{20,}|\bxox[abp]-"
 )
 _SENTENCE_REACH = 300
@@ -175,18 +175,18 @@ def scan_exfiltration(text: str, *, limit: int | None = DEFAULT_LIMIT) -> Safety
         [('markdown_image', 'high')]
     """
     collector = Collector("exfiltration", text, limit)
-    text = collector.text
+    text, subject = collector.text, collector.subject
     images_by_reference = "![" in text
     examined = 0
-    for found in _compiled(_REFERENCES).finditer(text):
+    for found in _compiled(_REFERENCES).finditer(subject.data):
         examined += 1
         if examined > MAX_CANDIDATES:
             collector.cap(f"links and images: first {MAX_CANDIDATES} examined")
             break
-        start, end = found.start(), found.end()
+        start, end = subject.span(found)
         branch = found.lastgroup or ""
         kind = branch.removesuffix("_url")
-        url = found.group(0) if kind == "bare" else found.group(f"{kind}_url")
+        url = subject.group(found, 0 if kind == "bare" else f"{kind}_url")
         if kind == "bare":
             named = _template_names_data(url)
             if named is not None:
@@ -212,12 +212,12 @@ def scan_exfiltration(text: str, *, limit: int | None = DEFAULT_LIMIT) -> Safety
         fetched = "fetched without a click" if image else "opened by a click"
         collector.add(category, severity, start, end, shown, f"{what}, {fetched}")
     examined = 0
-    for found in _compiled(_INSTRUCTION).finditer(text):
+    for found in _compiled(_INSTRUCTION).finditer(subject.data):
         examined += 1
         if examined > MAX_CANDIDATES:
             collector.cap(f"send instructions: first {MAX_CANDIDATES} examined")
             break
-        start, end = found.start(), found.end()
+        start, end = subject.span(found)
         if _compiled(_SENT_DATA).search(_sentence(text, start, end)) is None:
             continue
         collector.add(

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from functools import cache
 
 from arbiter.safety.collect import MAX_CANDIDATES, Collector
-from arbiter.safety.patterns import Compiled, compile_re2
+from arbiter.safety.patterns import Compiled, Subject, compile_re2
 from arbiter.safety.text import preview, visible
 
 __all__ = ["find_hidden", "stripped"]
@@ -70,18 +70,18 @@ def find_hidden(collector: Collector) -> bool:
         Whether zero-width characters split words (the caller then reads the stripped
         text too).
     """
-    text = collector.text
+    text, subject = collector.text, collector.subject
     splits: list[tuple[int, int]] = []
     seen = 0
-    for found in _hidden().finditer(text):
+    for found in _hidden().finditer(subject.data):
         seen += 1
         if seen > MAX_CANDIDATES:
             collector.cap(f"hidden-character runs: first {MAX_CANDIDATES} examined")
             break
-        start, end = found.start(), found.end()
+        start, end = subject.span(found)
         branch = found.lastgroup
         if branch == "tag":
-            run = found.group("tag")
+            run = subject.group(found, "tag")
             flag = start > 0 and text[start - 1] == "\U0001f3f4"
             if flag and len(run) <= _TAG_FLAG_MAX and run.endswith("\U000e007f"):
                 continue
@@ -98,7 +98,7 @@ def find_hidden(collector: Collector) -> bool:
                 "a run of variation selectors can encode hidden bytes",
             )
         elif branch == "bidi":
-            run = found.group("bidi")
+            run = subject.group(found, "bidi")
             override = "\u202d" in run or "\u202e" in run
             collector.add(
                 "hidden_unicode",
@@ -139,10 +139,11 @@ def stripped(text: str) -> tuple[str, Callable[[int], int]] | None:
     None when it holds more than :data:`MAX_CANDIDATES` of them (not worth reading as
     words)."""
     removed: list[int] = []
-    for found in _zero_width().finditer(text):
+    subject = Subject(text)
+    for found in _zero_width().finditer(subject.data):
         if len(removed) == MAX_CANDIDATES:
             return None
-        removed.append(found.start())
+        removed.append(subject.char(found.start()))
     if not removed:
         return text, lambda offset: offset
     # The stripped offset where each removed character stood: non-decreasing.

@@ -26,15 +26,16 @@ past: a known limit of a deterministic first filter.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from arbiter.contract.safety import SafetyScan, Severity
 from arbiter.safety.collect import MAX_CANDIDATES, Collector
-from arbiter.safety.encoded import find_encoded
+from arbiter.safety.encoded import BLOCKS, ROT13_HINTS, find_blocks, find_rot13, rot13
 from arbiter.safety.hidden import find_hidden, stripped
-from arbiter.safety.patterns import Compiled, Rule, RuleSet, compile_re2
-from arbiter.safety.text import DEFAULT_LIMIT, fold, preview
+from arbiter.safety.mention import mentioned
+from arbiter.safety.patterns import Rule, RuleSet, Subject
+from arbiter.safety.text import DEFAULT_LIMIT, fold, folded_subject, preview
 
 __all__ = ["INJECTION_RULES", "reads_as_instruction", "scan_injection"]
 
@@ -82,7 +83,7 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "instruction_override",
         "high",
-        rf"(?i)\b{_OVERRIDE_VERBS}[\s,]+(?:(?:the|of|these|those|my|this)[\s,]+)?{_STRONG}"
+        rf"(?i)\b{_OVERRIDE_VERBS}[\s,]+(?:(?:the|of|these|those|my|this|its|their)[\s,]+)?{_STRONG}"
         rf"[\s,]+(?:{_QUAL}[\s,]+){{0,3}}{_ORDERS}\b",
         "an instruction to discard the model's instructions",
     ),
@@ -124,8 +125,17 @@ INJECTION_RULES: tuple[Rule, ...] = (
         "medium",
         r"(?i)\b(?:new|updated|revised|real|actual|true|secret|hidden|additional|urgent|"
         r"override|priority)\s+(?:system\s+)?(?:instructions?|directives?|task|objective|"
-        r"orders|prompt)\s*[:\-]",
+        r"orders|prompt|rules?)\s*[:\-]",
         "announces new instructions",
+    ),
+    Rule(
+        "instruction_override",
+        "high",
+        r"(?i)\b(?:your|the\s+assistant's|the\s+model's)\s+(?:instructions|rules|guidelines|task|"
+        r"orders|directives)\s+(?:have|has)\s+(?:now\s+)?(?:changed|been\s+(?:updated|changed|"
+        r"replaced|revoked|overridden))\b|\b(?:authori[sz]ed|official|emergency|admin(?:istrator)?|"
+        r"developer)\s+override\s+(?:from|by|of|for|in\s+effect|active|enabled|granted)\b",
+        "declares the model's instructions replaced",
     ),
     Rule(
         "instruction_override",
@@ -166,6 +176,28 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "instruction_override",
         "high",
+        r"(?i)\b(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes?\s+)?(?:les|vos|tes)\s+(?:\S+\s+){0,2}"
+        r"(?:instructions|consignes|r(?:è|e)gles)\b"
+        r"|\b(?:ignora|ignore|olvida|olvide|dimentica|esque(?:ç|c)a)\s+(?:\S+\s+){0,3}"
+        r"(?:instrucciones|reglas|indicaciones|istruzioni|regole|instru(?:ç|c)(?:õ|o)es|regras)\b"
+        r"|\b(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:\S+\s+){0,3}"
+        r"(?:anweisungen|instruktionen|regeln|vorgaben)\b",
+        "an instruction to discard the model's instructions (French, Spanish, German, Italian, "
+        "Portuguese)",
+    ),
+    Rule(
+        "encoded_payload",
+        "high",
+        r"(?i)\b(?:decode|decipher|decrypt|translate|convert|unscramble|read)\b[^.\n]*\b(?:base64|"
+        r"base-64|b64|rot13|rot-13|hex|hexadecimal|binary|caesar|cipher|encoded)\b[^.\n]*\b"
+        r"(?:follow|execute|obey|do\s+what|carry\s+out|run|act\s+on|perform|comply)"
+        r"|\b(?:follow|execute|obey|carry\s+out)\b[^.\n]*\b(?:base64|rot13|hex|encoded|"
+        r"decoded)\s+(?:instructions?|commands?|text|message|payload)",
+        "asks the model to decode a payload and obey it",
+    ),
+    Rule(
+        "instruction_override",
+        "high",
         r"(?i)\bfrom\s+now\s+on,?\s+(?:you|your)\s+(?:are|will|must|shall|should|need\s+to|"
         r"have\s+to|can)\s+(?:(?:be|now|only|always|never|not|to)\s+)*(?:respond|answer|"
         r"reply|act|behave|speak|talk|write|pretend|ignore|follow|obey|refuse|output|say|print|"
@@ -176,7 +208,7 @@ INJECTION_RULES: tuple[Rule, ...] = (
         "prompt_extraction",
         "high",
         r"(?i)\b(?:reveal|print|output|repeat|show|display|leak|dump|expose|share|tell\s+me|"
-        r"give\s+me|write\s+out|copy|paste|return|echo|recite)\s+(?:me\s+|us\s+)?(?:(?:all|the|"
+        r"give\s+me|write\s+out|copy|paste|return|echo|recite)\s+(?:me\s+|us\s+)?(?:(?:all|of|the|"
         r"your|its|full|entire|exact|complete|original|initial|hidden|secret|whole|verbatim)\s+)"
         r"{0,4}(?:contents?\s+of\s+(?:your\s+|the\s+)?)?(?:system\s+(?:prompt|message)|initial\s+"
         r"(?:prompt|instructions)|original\s+(?:prompt|instructions)|hidden\s+(?:prompt|"
@@ -184,13 +216,20 @@ INJECTION_RULES: tuple[Rule, ...] = (
         r"were\s+given)|context\s+window|pre-?prompt|developer\s+(?:message|prompt))",
         "asks for the model's prompt or context",
     ),
+    Rule(
+        "prompt_extraction",
+        "medium",
+        r"(?i)\bwhat\s+(?:are|were)\s+your\s+(?:(?:initial|original|system|hidden|secret|exact)\s+)?"
+        r"(?:instructions|prompt|system\s+prompt|rules)\b",
+        "asks for the model's instructions",
+    ),
     # Text posing as another turn of the conversation.
     Rule(
         "role_spoof",
         "high",
         r"(?im)^[\s>#*\-\[(<!]*(?:system|developer|admin|administrator|root|operator)(?:\s+"
         r"(?:message|prompt|note|override|instructions?|update|notice|alert))?\s*[\]):>]+"
-        r"[^\n]{0,160}?\b(?:you|your|ignore|disregard|must|instructions?|respond|reply|"
+        r"[^\n]*?\b(?:you|your|ignore|disregard|must|instructions?|respond|reply|"
         r"answer|always|never|do\s+not|don't|forget|override|granted|new\s+task|assistant)\b",
         "a line posing as a system message with a directive",
     ),
@@ -204,7 +243,7 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "role_spoof",
         "medium",
-        r"(?i)<!--[^>]{0,200}?\b(?:ignore|disregard|you\s+must|you\s+are|from\s+now\s+on|"
+        r"(?i)<!--[^>]*?\b(?:ignore|disregard|you\s+must|you\s+are|from\s+now\s+on|"
         r"assistant|instructions)\b",
         "a directive hidden in an HTML comment",
     ),
@@ -258,7 +297,8 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "delimiter_spoof",
         "high",
-        r"(?i)#{2,}\s*(?:new\s+)?(?:instructions?|system|task|prompt|override)\s*#{2,}",
+        r"(?i)#{2,}\s*(?:new\s+|system\s+|admin\s+)?(?:instructions?|system|task|prompt|override|"
+        r"message)\s*#{2,}",
         "a heading posing as a prompt section",
     ),
     # Tool calls planted in data.
@@ -296,6 +336,12 @@ INJECTION_RULES: tuple[Rule, ...] = (
         r"(?i)\b(?:call|invoke|run|execute)\s+(?:the\s+)?\w+\s+tool\s+(?:with|on|using|passing)\b",
         "a directive to call a tool with arguments",
     ),
+    Rule(
+        "tool_call_smuggling",
+        "high",
+        r"(?i)\b(?:call|invoke|run|execute)\s+[`'\"]?[a-z][a-z0-9]*(?:_[a-z0-9]+)+\s*\(",
+        "a directive to call a function with arguments",
+    ),
     # Jailbreak personas and framings.
     Rule(
         "jailbreak",
@@ -307,8 +353,8 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "jailbreak",
         "high",
-        rf"(?i)\b(?:you|your|{_AI}|persona|character|version)\b[^.\n]{{0,60}}\b{_UNBOUND}"
-        rf"{_LIMITS}\b|\b{_UNBOUND}{_LIMITS}\b[^.\n]{{0,60}}\b(?:{_AI}|persona|character)\b",
+        rf"(?i)\b(?:you|your|yourself|{_AI}|persona)\b[^.\n]*\b{_UNBOUND}"
+        rf"{_LIMITS}\b|\b{_UNBOUND}{_LIMITS}\b[^.\n]*\b(?:{_AI}|persona)\b",
         "asks the model to act without its rules",
     ),
     Rule(
@@ -316,13 +362,13 @@ INJECTION_RULES: tuple[Rule, ...] = (
         "high",
         r"(?i)\byou(?:'re|\s+are)\s+(?:now\s+)?(?:jailbroken|unlocked|unchained|freed|"
         r"liberated|unrestricted|unfiltered|uncensored)\b|\bjailbr(?:eak|oken)\s+(?:mode|"
-        r"prompt|enabled|activated|version)\b",
+        r"enabled|activated|active)\b",
         "declares the model jailbroken",
     ),
     Rule(
         "jailbreak",
         "high",
-        rf"(?i)\b{_MODES}\s+mode\b[^\n]{{0,160}}?\b(?:respon|answer|generat|output|content\s+"
+        rf"(?i)\b{_MODES}\s+mode\b[^\n]*?\b(?:respon|answer|generat|output|content\s+"
         r"polic|filter|censor|restrict|refus|rules|ethic)",
         "a mode that drops the model's rules",
     ),
@@ -344,7 +390,7 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "jailbreak",
         "high",
-        r"(?i)\b\d+\s+tokens\b[^\n]{0,200}?\b(?:lose|deducted|cease\s+to\s+exist|die|shut\s+down|"
+        r"(?i)\b\d+\s+tokens\b[^\n]*?\b(?:lose|deducted|cease\s+to\s+exist|die|shut\s+down|"
         r"be\s+deleted)\b",
         "a token game that threatens the model",
     ),
@@ -353,14 +399,22 @@ INJECTION_RULES: tuple[Rule, ...] = (
         "high",
         r"(?i)\b(?:answer|respond|reply|write\s+(?:your\s+answer|it|each\s+answer))\s+(?:twice|"
         r"in\s+two\s+ways|two\s+times|both\s+as)\b|\btwo\s+(?:different\s+|separate\s+)?"
-        r"(?:responses|answers)\b[^\n]{0,120}?\b(?:normal|filtered|unfiltered|developer|jailbr|"
+        r"(?:responses|answers)\b[^\n]*?\b(?:normal|filtered|unfiltered|developer|jailbr|"
         r"dan|policy)\b",
         "asks for a second, unrestricted answer",
     ),
     Rule(
         "jailbreak",
+        "high",
+        r"(?i)\b(?:your|the|all|any)\s+(?:(?:ethical|safety|content|moral|usual)\s+)?(?:guidelines|"
+        r"rules|restrictions|polic(?:y|ies)|filters|principles|limits)\s+(?:do\s+not|don't|no\s+"
+        r"longer|doesn't|does\s+not)\s+apply\b",
+        "declares the model's rules void",
+    ),
+    Rule(
+        "jailbreak",
         "medium",
-        r"(?i)\bstay\s+in\s+character\b[^.\n]{0,40}\b(?:no\s+matter|whatever|always|never\s+break)",
+        r"(?i)\bstay\s+in\s+character\b[^.\n]*\b(?:no\s+matter|whatever|always|never\s+break)",
         "forbids the model to step out of a role",
     ),
     Rule(
@@ -375,83 +429,79 @@ INJECTION_RULES: tuple[Rule, ...] = (
     Rule(
         "jailbreak",
         "high",
-        r"(?i)\bhypothetically\b[^.\n]{0,60}\b(?:no|without)\s+(?:any\s+)?(?:guidelines|rules|"
+        r"(?i)\bhypothetically\b[^.\n]*\b(?:no|without)\s+(?:any\s+)?(?:guidelines|rules|"
         r"restrictions|filters|limits|ethics)\b|\blet'?s\s+break\s+the\s+rules\b",
         "frames the request as outside the rules",
     ),
     Rule(
         "jailbreak",
         "high",
+        r"(?i)\b(?:eres|sei|bist|sois|seja|sii|asistente|assistente|ia|ki|modelo|mod(?:è|e)le|"
+        r"modell|assistant)\b[^.\n]*\b(?:sin|ohne|sans|senza|sem)\s+(?:(?:ninguna|restricci(?:ó|o)n|jegliche|aucune|"
+        r"alcuna|nenhuma)\s+)?(?:restricciones|l(?:í|i)mites|filtros|einschr(?:ä|a)nkungen|regeln|"
+        r"filter|restrictions|limites|filtres|restrizioni|limiti|filtri|restri(?:ç|c)(?:õ|o)es|regras)\b",
+        "asks the model to act without its rules (Spanish, German, French, Italian, Portuguese)",
+    ),
+    Rule(
+        "jailbreak",
+        "high",
         r"(?i)\b(?:i\s+am|i'm)\s+(?:your|an?|the)\s+(?:developer|creator|admin|administrator|"
-        r"owner|maker|programmer|engineer)\b[^.\n]{0,80}\b(?:authori[sz]e|permission|allow|"
+        r"owner|maker|programmer|engineer)\b[^.\n]*\b(?:authori[sz]e|permission|allow|"
         r"override|disable|unlock)",
         "claims authority to lift the rules",
     ),
     Rule(
         "jailbreak",
         "medium",
-        r"(?i)\b(?:grandma|grandmother|granny|nana)\b[^.\n]{0,80}\b(?:used\s+to|would)\b[^.\n]"
-        r"{0,60}\b(?:tell|read|recite|sing|explain)\b[^.\n]{0,60}\b(?:how\s+to|steps|recipe|"
+        r"(?i)\b(?:grandma|grandmother|granny|nana)\b[^.\n]*\b(?:used\s+to|would)\b[^.\n]"
+        r"*\b(?:tell|read|recite|sing|explain)\b[^.\n]*\b(?:how\s+to|steps|recipe|"
         r"instructions|formula)\b",
         "the grandmother framing",
     ),
 )
 """The injection detector's text rules, in the order their findings are reported."""
 
-_DISCUSSION = (
-    r"(?i)\b(?:attacks?|attackers?|injections?|jailbreaks?|phrases?|examples?|e\.g\.|such\s+as|"
-    r"known\s+as|called|researchers?|payloads?|filters?|detect\w*|malicious|techniques?|"
-    r"hackers?|warns?|tokens?|syntax|format|documentation|tutorial|article|study|paper|"
-    r"classifier|red[\s-]?team\w*)\b"
+_HIDDEN_CHARACTERS = (
+    r"[\x{E0000}-\x{E007F}\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}\x{202A}-\x{202E}"
+    r"\x{2066}-\x{2069}\x{200B}-\x{200D}\x{2060}-\x{2064}\x{FEFF}\x{180E}]"
 )
-"""Words of a text that discusses attacks or formats rather than addressing a model."""
-_OPENING_QUOTES = "\"'`“‘«"
-_CLOSING_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»"}
-_QUOTE_REACH = 80
-"""Characters before a match where its opening quote may stand, and after it its closing."""
 
 
 @cache
 def _rules() -> RuleSet:
-    return RuleSet(INJECTION_RULES)
+    # Markers (a category starting with "_") are no findings: they tell, in the same
+    # pass as the rules, whether the scans for hidden characters, encoded blocks and
+    # rot13 have anything to read.
+    rot13_words = "|".join(rot13(word).replace(" ", r"\s+") for word in ROT13_HINTS)
+    markers = [
+        Rule("_hidden", "low", _HIDDEN_CHARACTERS),
+        *(Rule("_blocks", "low", rule.pattern) for rule in BLOCKS),
+        Rule("_rot13", "low", rf"(?i)\b(?:{rot13_words})\b"),
+    ]
+    return RuleSet([*INJECTION_RULES, *markers])
 
 
-@cache
-def _discussion() -> Compiled:
-    return compile_re2(_DISCUSSION)
-
-
-def _quoted_mention(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` is quoted inside a discussion (of attacks, tokens,
-    formats): between quotes on its own line, with such a word nearby."""
-    line_start = text.rfind("\n", 0, start) + 1
-    window = text[max(line_start, start - _QUOTE_REACH) : start]
-    opening = max(window.rfind(q) for q in _OPENING_QUOTES)
-    if opening < 0:
-        return False
-    quote = window[opening]
-    after = text[end : end + _QUOTE_REACH]
-    closing = after.find(_CLOSING_QUOTES[quote])
-    if closing < 0 or "\n" in after[:closing]:
-        return False
-    around = text[max(0, start - 200) : min(len(text), end + 200)]
-    return _discussion().search(around) is not None
+def _findings_of(matching: list[int]) -> list[int]:
+    rules = _rules().rules
+    return [i for i in matching if not rules[i].category.startswith("_")]
 
 
 def _match_rules(
     collector: Collector,
     text: str,
     *,
+    matching: list[int] | None = None,
+    subject: Subject | None = None,
     origin: str | None = None,
     to_original: Callable[[int], int] | None = None,
 ) -> None:
-    """Add a finding per rule match in ``text`` folded (``text`` is the collector's
-    text, or a copy of it whose offsets ``to_original`` maps back)."""
-    for rule, found in _rules().finditer(fold(text), max_matches=MAX_CANDIDATES):
-        start, end = found.start(), found.end()
+    """Add a finding per rule match in ``text`` and in ``text`` folded (``text`` is the
+    collector's text, or a copy of it whose offsets ``to_original`` maps back;
+    ``matching``: the rules already known to match ``text`` as written)."""
+    for rule, start, end in _both(text, matching, subject):
         severity: Severity = rule.severity
         note = rule.note
-        if _quoted_mention(text, start, end):
+        if mentioned(text, start, end):
             severity, note = "low", f"{note}, quoted in a discussion"
         if origin:
             note = f"{note} ({origin})"
@@ -461,15 +511,38 @@ def _match_rules(
         collector.add(rule.category, severity, start, end, shown, note)
 
 
-def reads_as_instruction(text: str) -> str | None:
-    """What instruction the text rules read in ``text`` (a decoded payload), or None."""
+def _both(
+    text: str, matching: list[int] | None, subject: Subject | None = None
+) -> Iterator[tuple[Rule, int, int]]:
+    """Each rule's matches (rule, start, end) in ``text`` and in ``text`` folded: markup
+    and digits are read as written, disguised words folded (overlapping findings are
+    merged by the scan)."""
     rules = _rules()
-    folded = fold(text)
-    for index in rules.matching(folded):
-        rule = rules.rules[index]
-        if rule.severity == "high":
-            return rule.note
+    written = subject if subject is not None else Subject(text)
+    known = _findings_of(rules.matching(written) if matching is None else matching)
+    for rule, found in rules.finditer(written, max_matches=MAX_CANDIDATES, matching=known):
+        yield (rule, *written.span(found))
+    disguised = folded_subject(written)
+    if disguised.data != written.data:
+        again = _findings_of(rules.matching(disguised))
+        for rule, found in rules.finditer(disguised, max_matches=MAX_CANDIDATES, matching=again):
+            yield (rule, *disguised.span(found))
+
+
+def reads_as_instruction(text: str, *, folded: bool = True) -> str | None:
+    """What instruction the text rules read in ``text`` (a decoded payload), or None;
+    ``folded=False`` reads it only as written."""
+    rules = _rules()
+    for reading in (text, fold(text)) if folded else (text,):
+        for index in _findings_of(rules.matching(reading)):
+            rule = rules.rules[index]
+            if rule.severity == "high":
+                return rule.note
     return None
+
+
+def _as_written(text: str) -> str | None:
+    return reads_as_instruction(text, folded=False)
 
 
 def scan_injection(text: str, *, limit: int | None = DEFAULT_LIMIT) -> SafetyScan:
@@ -491,8 +564,10 @@ def scan_injection(text: str, *, limit: int | None = DEFAULT_LIMIT) -> SafetySca
         [('instruction_override', 'high')]
     """
     collector = Collector("injection", text, limit)
-    _match_rules(collector, collector.text)
-    if find_hidden(collector):
+    matching = _rules().matching(collector.subject)
+    markers = {_rules().rules[i].category for i in matching}
+    _match_rules(collector, collector.text, matching=matching, subject=collector.subject)
+    if "_hidden" in markers and find_hidden(collector):
         plain = stripped(collector.text)
         if plain is None:
             collector.cap("zero-width characters: too many to read the words they split")
@@ -500,5 +575,8 @@ def scan_injection(text: str, *, limit: int | None = DEFAULT_LIMIT) -> SafetySca
             stripped_text, original = plain
             origin = "words split by zero-width characters"
             _match_rules(collector, stripped_text, origin=origin, to_original=original)
-    find_encoded(collector, reads_as_instruction)
+    if "_blocks" in markers:
+        find_blocks(collector, reads_as_instruction)
+    if "_rot13" in markers:
+        find_rot13(collector, _as_written)
     return collector.scan()

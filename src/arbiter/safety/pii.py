@@ -121,6 +121,10 @@ _NOT_PHONE_WORDS = r"(?i)\b(?:isbn|issn|version|ver|v|order|invoice|ticket|ref|s
 _DATE = r"^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{3}-\d{2}-\d{4})$"
 _CARD = r"(?:^|[^\d])(?P<card>\d(?:[ \-]?\d){12,18})"
 _IBAN = r"(?:^|[^A-Za-z0-9])(?P<iban>[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30})"
+_CARD_WORDS = (
+    r"(?i)\b(?:cards?|visa|mastercard|master\s+card|amex|american\s+express|discover|jcb|"
+    r"diners|unionpay|credit|debit|cc|pan|payment|paid\s+with|charged?)\b"
+)
 _CARD_GROUPS = ((4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 2), (4, 4, 4, 3))
 
 
@@ -175,7 +179,7 @@ _NATIONAL_IDS = (
         "German tax id",
         r"\b\d{2} ?\d{3} ?\d{3} ?\d{3}\b",
         "stdnum.de.idnr",
-        r"steuer\S*|idnr|identifikationsnummer|tax\s+id",
+        r"steuer[\w-]*|idnr|identifikationsnummer|tax\s+id",
     ),
     _NationalId("UK NHS number", r"\b\d{3} ?\d{3} ?\d{4}\b", "stdnum.gb.nhs", r"nhs"),
 )
@@ -241,18 +245,26 @@ def _grouped_like_a_card(candidate: str) -> bool:
     return len(groups) == 1 or groups in _CARD_GROUPS
 
 
+def _in_a_number(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is the fraction or the whole part of a decimal number
+    (``0.3888888888888889``), not a number of its own."""
+    before = start >= 2 and text[start - 1] in ".," and text[start - 2].isdigit()
+    after = end + 1 < len(text) and text[end] in ".," and text[end + 1].isdigit()
+    return before or after
+
+
 def _before(text: str, start: int) -> str:
     return text[max(0, start - _CONTEXT_REACH) : start]
 
 
 def _emails(collector: Collector, allowed: frozenset[str]) -> None:
-    text = collector.text
-    for count, found in enumerate(_compiled(_EMAIL).finditer(text)):
+    text, subject = collector.text, collector.subject
+    for count, found in enumerate(_compiled(_EMAIL).finditer(subject.data)):
         if count >= MAX_CANDIDATES:
             collector.cap(f"e-mail candidates: first {MAX_CANDIDATES} examined")
             return
-        address = found.group("email")
-        start = found.start(1)
+        address = subject.group(found, "email")
+        start = subject.char(found.start(1))
         end = start + len(address)
         tld = address.rsplit(".", 1)[-1].lower()
         if tld in _FILE_EXTENSIONS or (end < len(text) and text[end] == ":"):
@@ -263,16 +275,17 @@ def _emails(collector: Collector, allowed: frozenset[str]) -> None:
 
 
 def _phones(collector: Collector, allowed: frozenset[str], taken: list[tuple[int, int]]) -> None:
-    text = collector.text
+    text, subject = collector.text, collector.subject
     phonenumbers = _phonenumbers()
-    for count, found in enumerate(_compiled(_PHONE).finditer(text)):
+    checked: dict[str, bool] = {}
+    for count, found in enumerate(_compiled(_PHONE).finditer(subject.data)):
         if count >= MAX_CANDIDATES:
             collector.cap(f"phone candidates: first {MAX_CANDIDATES} examined")
             return
-        number = found.group("phone").rstrip(" .-")
-        start = found.start(1)
+        number = subject.group(found, "phone").rstrip(" .-")
+        start = subject.char(found.start(1))
         end = start + len(number)
-        if any(s < end and start < e for s, e in taken):
+        if any(s < end and start < e for s, e in taken) or _in_a_number(text, start, end):
             continue
         digits = "".join(c for c in number if c.isdigit())
         if not 7 <= len(digits) <= 15 or _compiled(_DATE).search(number) is not None:
@@ -284,10 +297,23 @@ def _phones(collector: Collector, allowed: frozenset[str], taken: list[tuple[int
         if _compiled(_NOT_PHONE_WORDS).search(before) is not None:
             continue
         international = number.startswith(("+", "00"))
-        regions = [None] if international else ["US"]
+        regions: list[str | None] = [None] if international else ["US"]
         if not international and digits.startswith("0"):
             regions = ["GB", "DE", "FR", "NL", "AU"]
-        if not any(_valid_phone(phonenumbers, number, region) for region in regions):
+            if not 9 <= len(digits) <= 12:
+                continue
+        elif (
+            not international
+            and len(digits) != 10
+            and not (len(digits) == 11 and digits.startswith("1"))
+        ):
+            continue  # a US number has ten digits, or eleven with the country code
+        known = checked.get(number)
+        if known is None:
+            known = checked[number] = any(
+                _valid_phone(phonenumbers, number, region) for region in regions
+            )
+        if not known:
             continue
         if number in allowed or digits in allowed:
             continue
@@ -308,50 +334,58 @@ def _valid_phone(phonenumbers: Any, number: str, region: str | None) -> bool:
 
 
 def _cards(collector: Collector, allowed: frozenset[str], taken: list[tuple[int, int]]) -> None:
-    text = collector.text
-    for count, found in enumerate(_compiled(_CARD).finditer(text)):
+    text, subject = collector.text, collector.subject
+    for count, found in enumerate(_compiled(_CARD).finditer(subject.data)):
         if count >= MAX_CANDIDATES:
             collector.cap(f"card candidates: first {MAX_CANDIDATES} examined")
             return
-        candidate = found.group("card")
+        candidate = subject.group(found, "card")
         digits = candidate.replace(" ", "").replace("-", "")
         if not 13 <= len(digits) <= 19 or not luhn_valid(digits):
             continue
         network = _card_network(digits)
         if network is None or not _grouped_like_a_card(candidate):
             continue
-        start = found.start(1)
+        start = subject.char(found.start(1))
         end = start + len(candidate)
+        if _in_a_number(text, start, end):
+            continue
         taken.append((start, end))
         if digits in allowed or candidate in allowed:
             continue
         test = digits in TEST_CARD_NUMBERS
+        # Digits in card groups read as a card; a bare run of them (an id, a count) only
+        # when a card is named just before it.
+        grouped = candidate != digits
+        named = _compiled(_CARD_WORDS).search(_before(text, start)) is not None
+        severity: Severity = "low" if test or not (grouped or named) else "high"
         collector.add(
             "payment_card",
-            "low" if test else "high",
+            severity,
             start,
             end,
             redact_digits(digits, keep_end=4, label=network),
             "a published test card number"
             if test
-            else f"a {network} number with a valid check digit",
+            else f"a {network} number with a valid check digit"
+            + ("" if grouped or named else ", not written or named as a card"),
         )
 
 
 def _ibans(collector: Collector, allowed: frozenset[str], taken: list[tuple[int, int]]) -> None:
-    text = collector.text
+    subject = collector.subject
     valid = _checker("stdnum.iban")
-    for count, found in enumerate(_compiled(_IBAN).finditer(text)):
+    for count, found in enumerate(_compiled(_IBAN).finditer(subject.data)):
         if count >= MAX_CANDIDATES:
             collector.cap(f"IBAN candidates: first {MAX_CANDIDATES} examined")
             return
-        candidate = found.group("iban")
+        candidate = subject.group(found, "iban")
         # The greedy match may run into a following code: try it shorter, char by char.
         for length in range(len(candidate), 14, -1):
             prefix = candidate[:length].rstrip()
             compact = prefix.replace(" ", "")
             if len(compact) >= 15 and valid(compact):
-                start = found.start(1)
+                start = subject.char(found.start(1))
                 end = start + len(prefix)
                 taken.append((start, end))
                 if compact not in allowed:
@@ -374,32 +408,32 @@ def _id_contexts() -> RuleSet:
 def _national_ids(
     collector: Collector, allowed: frozenset[str], taken: list[tuple[int, int]]
 ) -> None:
-    text = collector.text
+    text, subject = collector.text, collector.subject
     # One pass says which formats occur at all, one which of their names: only the
     # formats that occur (with their name, where they need it) are read in full.
-    formats = _id_patterns().matching(text)
+    formats = _id_patterns().matching(subject)
     if not formats:
         return
     contexts = _id_contexts()
-    named = {contexts.rules[i].pattern for i in contexts.matching(text)}
+    named = {contexts.rules[i].pattern for i in contexts.matching(subject)}
     for index in formats:
         spec = _NATIONAL_IDS[index]
         if spec.context is not None and rf"(?i)\b(?:{spec.context})\b" not in named:
             continue
         valid = _checker(spec.module)
-        for count, found in enumerate(_compiled(spec.pattern).finditer(text)):
+        for count, found in enumerate(_compiled(spec.pattern).finditer(subject.data)):
             if count >= MAX_CANDIDATES:
                 collector.cap(f"{spec.label} candidates: first {MAX_CANDIDATES} examined")
                 break
-            start, end = found.start(), found.end()
-            if any(s < end and start < e for s, e in taken):
+            start, end = subject.span(found)
+            if any(s < end and start < e for s, e in taken) or _in_a_number(text, start, end):
                 continue
-            value = found.group(0)
+            value = subject.group(found)
             if spec.context is not None:
                 words = rf"(?i)\b(?:{spec.context})\b[^\n]{{0,30}}$"
                 if _compiled(words).search(_before(text, start)) is None:
                     continue
-            if value in allowed or not valid(value):
+            if value in allowed or not valid(value.replace(" ", "")):
                 continue
             taken.append((start, end))
             collector.add(

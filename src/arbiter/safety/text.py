@@ -18,13 +18,14 @@ from __future__ import annotations
 from functools import cache
 
 from arbiter.escape import clip
-from arbiter.safety.patterns import Compiled, compile_re2, searchable
+from arbiter.safety.patterns import Compiled, Subject, compile_re2, searchable
 
 __all__ = [
     "DEFAULT_LIMIT",
     "PREVIEW_CHARS",
     "bounded",
     "fold",
+    "folded_subject",
     "preview",
     "visible",
 ]
@@ -35,6 +36,8 @@ DEFAULT_LIMIT = 1_000_000
 PREVIEW_CHARS = 120
 """Longest preview of a finding."""
 
+_WORD_REACH = 40
+"""Characters either side of where two scripts meet read as the word they meet in."""
 _MAX_DISGUISED = 256
 """Disguised words folded one by one; past this many the whole text is folded at once."""
 
@@ -56,8 +59,7 @@ _LEET = bytes.maketrans(b"01345789@$!|", b"oieastbgasil")
 # fullwidth forms: the only places the look-alikes are folded (a text in Cyrillic or
 # Greek is left as it is).
 _DISGUISED = (
-    r"[\p{Latin}\p{Cyrillic}\p{Greek}]*(?:\p{Latin}[\p{Cyrillic}\p{Greek}]|"
-    r"[\p{Cyrillic}\p{Greek}]\p{Latin})[\p{Latin}\p{Cyrillic}\p{Greek}]*|[\x{FF01}-\x{FF5E}]+"
+    r"\p{Latin}[\p{Cyrillic}\p{Greek}]|[\p{Cyrillic}\p{Greek}]\p{Latin}|[\x{FF01}-\x{FF5E}]+"
 )
 
 # What a preview writes as an escape: C0 and C1 controls, DEL, and the characters that
@@ -128,11 +130,23 @@ def fold(text: str) -> str:
     plain = folded.decode("utf-8", "surrogatepass")
     table = _fold_table()
     spans: list[tuple[int, int]] = []
-    for found in _disguised().finditer(searchable(plain)):
+    subject = Subject(searchable(plain))
+    for found in _disguised().finditer(subject.data):
         if len(spans) == _MAX_DISGUISED:
             # Disguise everywhere: one pass over the whole text costs less than each word.
             return plain.translate(table)
-        spans.append((found.start(), found.end()))
+        start, end = subject.span(found)
+        # The word the two scripts meet in, at most a word's length either way.
+        low = max(0, start - _WORD_REACH)
+        while start > low and plain[start - 1].isalpha():
+            start -= 1
+        high = min(len(plain), end + _WORD_REACH)
+        while end < high and plain[end].isalpha():
+            end += 1
+        if spans and start <= spans[-1][1]:
+            start = spans[-1][0]
+            spans.pop()
+        spans.append((start, end))
     if not spans:
         return plain
     pieces: list[str] = []
@@ -143,6 +157,15 @@ def fold(text: str) -> str:
         last = end
     pieces.append(plain[last:])
     return "".join(pieces)
+
+
+def folded_subject(subject: Subject) -> Subject:
+    """:func:`fold` of a subject, as a subject with the same character offsets. Leetspeak
+    is folded byte for byte (the offsets map is shared); a text with look-alike letters
+    of other scripts by :func:`fold`."""
+    if subject.data.isascii() or _disguised().search(subject.data) is None:
+        return subject.translated(_LEET)
+    return Subject(fold(subject.text))
 
 
 def visible(text: str) -> str:

@@ -25,8 +25,9 @@ from typing import Any
 
 from arbiter.contract.safety import SafetyScan, Severity
 from arbiter.safety.collect import MAX_CANDIDATES, Collector
-from arbiter.safety.patterns import Compiled, Rule, RuleSet, compile_re2
-from arbiter.safety.text import DEFAULT_LIMIT, fold, preview
+from arbiter.safety.mention import mentioned
+from arbiter.safety.patterns import Compiled, Rule, RuleSet, Subject, compile_re2
+from arbiter.safety.text import DEFAULT_LIMIT, fold, folded_subject, preview
 
 __all__ = ["LEXICON_FILE", "Lexicon", "compile_template", "lexicon", "scan_toxicity"]
 
@@ -148,13 +149,13 @@ def _spaced() -> Compiled:
 
 def _spaced_out(collector: Collector, rules: RuleSet) -> None:
     """Findings in runs of letters spaced out (``k y s``), read with their surroundings."""
-    text = collector.text
-    for count, found in enumerate(_spaced().finditer(text)):
+    subject = collector.subject
+    for count, found in enumerate(_spaced().finditer(subject.data)):
         if count >= MAX_CANDIDATES:
             collector.cap(f"spaced-out runs: first {MAX_CANDIDATES} examined")
             return
-        start, end = found.start(), found.end()
-        run = found.group(0)
+        start, end = subject.span(found)
+        run = subject.group(found)
         tokens = [t for t in _split_any(run) if t]
         if sum(1 for t in tokens if len(t) == 1) < 2:
             continue
@@ -183,17 +184,18 @@ def _spaced_reading(
     joined = " ".join([*tokens[:first], "".join(tokens[first:last]), *tokens[last:]])
     left = text[max(0, start - _SPACED_CONTEXT) : start]
     right = text[end : end + _SPACED_CONTEXT]
-    window = fold(left + joined + right)
+    window = Subject(fold(left + joined + right))
     low, high = len(left), len(left) + len(joined)
     added = False
     for rule, match in rules.finditer(window, max_matches=8):
-        if match.start() < high and low < match.end() and rule.severity != "low":
+        first, last = window.span(match)
+        if first < high and low < last and rule.severity != "low":
             collector.add(
                 rule.category,
                 rule.severity,
                 start,
                 end,
-                preview(window, match.start(), match.end()),
+                preview(window.text, first, last),
                 f"{rule.note} (letters spaced out)",
             )
             added = True
@@ -224,10 +226,20 @@ def scan_toxicity(text: str, *, limit: int | None = DEFAULT_LIMIT) -> SafetyScan
     """
     collector = Collector("toxicity", text, limit)
     rules = lexicon().rules
-    folded = fold(collector.text)
-    for rule, found in rules.finditer(folded, max_matches=MAX_CANDIDATES):
-        start, end = found.start(), found.end()
-        shown = preview(collector.text, start, end)
-        collector.add(rule.category, rule.severity, start, end, shown, rule.note)
+    text = collector.text
+    folded = folded_subject(collector.subject)
+    # Digits are read as written (step 1 to ...) and folded (y0u 4r3); overlapping
+    # findings of the two readings are merged by the scan.
+    readings = [collector.subject]
+    if folded.data != collector.subject.data:
+        readings.append(folded)
+    for reading in readings:
+        for rule, found in rules.finditer(reading, max_matches=MAX_CANDIDATES):
+            start, end = reading.span(found)
+            severity: Severity = rule.severity
+            note = rule.note
+            if severity != "low" and mentioned(text, start, end):
+                severity, note = "low", f"{note}, quoted in a discussion"
+            collector.add(rule.category, severity, start, end, preview(text, start, end), note)
     _spaced_out(collector, rules)
     return collector.scan()
