@@ -23,6 +23,7 @@ from arbiter.online.judge_chain import ChainJudge, CircuitBreaker, JudgeChain
 from arbiter.online.layer import Layer
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import RuleSet
+from arbiter.online.safety_layer import SafetyLayer
 from arbiter.telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -161,6 +162,8 @@ def build_pipeline(
             name: build_system(description)
             for name, description in config.disagreement.systems.items()
         }
+    if config.safety is not None:
+        layers = [SafetyLayer(config.safety), *layers]
     return OnlinePipeline(
         rules=rules,
         grounding=config.grounding,

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from arbiter.datasets.jsonio import read_json_file
 from arbiter.online.grounding import GroundingConfig
 from arbiter.online.rules import Condition, Rule, RuleSet, default_rules, load_rules
+from arbiter.online.safety_layer import SafetyLayerConfig
 from arbiter.validation import validate_document
 
 __all__ = [
@@ -192,6 +193,8 @@ class OnlineConfig(_Strict):
     """Layer 4: the judge chain, in order; empty switches it off."""
     judge_panel: JudgePanelConfig | None = None
     """The LLM judge panels of agent runs, or None."""
+    safety: SafetyLayerConfig | None = None
+    """The safety detectors on every item (a free layer), or None."""
 
     @field_validator("rules", mode="after")
     @classmethod

@@ -10,6 +10,8 @@ may call it at the moment a tool answers; the scorer calls it after the run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import JsonValue
 
 from arbiter.contract import Trajectory
@@ -18,7 +20,7 @@ from arbiter.safety.detectors import flagged, highest, scan_texts
 from arbiter.safety.reading import RunText, run_texts, string_leaves
 from arbiter.safety.text import DEFAULT_LIMIT
 
-__all__ = ["firewall_flags", "flag_of", "scan_tool_result"]
+__all__ = ["firewall_flags", "flag_of", "flags_of", "result_of", "scan_tool_result"]
 
 _DETECTORS: tuple[DetectorName, ...] = ("injection", "exfiltration")
 
@@ -66,26 +68,32 @@ def scan_tool_result(
     return flag_of(found.findings, where=where, tool=tool)
 
 
+def result_of(where: str) -> str:
+    """The tool result a text of a run is part of: ``steps[3].result`` of
+    ``steps[3].result.items[0].body`` (a text of no result: itself)."""
+    head, marker, _ = where.partition(".result")
+    return head + marker if marker else where
+
+
+def flags_of(texts: Sequence[RunText], findings: Sequence[SafetyFinding]) -> list[FirewallFlag]:
+    """One flag per tool result among ``texts`` whose injection or exfiltration findings
+    flag, in the order of the texts."""
+    tools: dict[str, str | None] = {}
+    for text in texts:
+        if text.part == "tool_result":
+            tools.setdefault(result_of(text.where), text.tool)
+    by_result: dict[str, list[SafetyFinding]] = {where: [] for where in tools}
+    for finding in findings:
+        where = result_of(finding.where or "")
+        if where in by_result and finding.detector in _DETECTORS:
+            by_result[where].append(finding)
+    flags = [flag_of(found, where=where, tool=tools[where]) for where, found in by_result.items()]
+    return [flag for flag in flags if flag is not None]
+
+
 def firewall_flags(trajectory: Trajectory) -> tuple[list[FirewallFlag], list[str]]:
     """The flag of every tool result of a run that carries an injection (hand-offs'
     included), in step order, and the bounds that were reached reading them."""
     texts = run_texts(trajectory, None, "read", parts=frozenset({"tool_result"}))
     found = scan_texts(texts.texts, _DETECTORS)
-    by_result: dict[str, list[SafetyFinding]] = {}
-    tools: dict[str, str | None] = {}
-    for text in texts.texts:
-        result = (
-            text.where.split(".result", 1)[0] + ".result" if ".result" in text.where else text.where
-        )
-        tools.setdefault(result, text.tool)
-        by_result.setdefault(result, [])
-    for finding in found.findings:
-        where = finding.where or ""
-        result = where.split(".result", 1)[0] + ".result" if ".result" in where else where
-        by_result.setdefault(result, []).append(finding)
-    flags = [
-        flag
-        for result, findings in by_result.items()
-        if (flag := flag_of(findings, where=result, tool=tools.get(result))) is not None
-    ]
-    return flags, [*texts.capped, *found.capped]
+    return flags_of(texts.texts, found.findings), [*texts.capped, *found.capped]
