@@ -72,6 +72,17 @@ def test_import_arbiter_loads_no_engine_and_no_heavy_library() -> None:
     assert _heavy(_loaded_after("import arbiter")) == []
 
 
+def test_the_pytest_plugin_loads_no_engine_and_no_heavy_library() -> None:
+    # It loads in every pytest run once Arbiter is installed (the pytest11 entry point).
+    assert _heavy(_loaded_after("import arbiter.pytest_plugin")) == []
+
+
+def test_assert_output_is_the_testing_module_s() -> None:
+    from arbiter.testing import assert_output
+
+    assert arbiter.assert_output is assert_output
+
+
 def test_a_public_name_loads_its_module_on_first_use() -> None:
     loaded = _loaded_after("import arbiter\narbiter.run_eval")
     assert "arbiter.harness.runner" in loaded

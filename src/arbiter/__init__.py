@@ -36,6 +36,7 @@ if _typing.TYPE_CHECKING:
     from arbiter.systems.http import HttpSystem
     from arbiter.systems.mcp import McpToolSystem
     from arbiter.systems.python import PythonSystem
+    from arbiter.testing import assert_output
 
 __all__ = [
     "ArbiterError",
@@ -57,6 +58,7 @@ __all__ = [
     "StoredRun",
     "SystemUnderTest",
     "SystemUnderTestError",
+    "assert_output",
     "classification_metrics",
     "diff_runs",
     "evaluate_gate",
@@ -89,6 +91,7 @@ _MODULES = {
     "StoredRun": "arbiter.service.runs",
     "SystemUnderTest": "arbiter.systems",
     "SystemUnderTestError": "arbiter.errors",
+    "assert_output": "arbiter.testing",
     "classification_metrics": "arbiter.scoring.metrics",
     "diff_runs": "arbiter.harness.diff",
     "evaluate_gate": "arbiter.harness.gate",
