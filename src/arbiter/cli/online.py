@@ -42,6 +42,23 @@ def score(
         typer.Option(help="JSONL file the results are appended to (default: under ARBITER_HOME)."),
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Evaluations in flight at once.")] = 64,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            metavar="local|ray",
+            help="Where the lines are scored: this process, or a Ray cluster (pip install "
+            "'arbiter\\[ray]'; --concurrency is then per worker) \\[default: local].",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="With --engine ray: a cluster's address, or 'auto' (the cluster this machine "
+            "knows, else a local one started for the batch) \\[default: auto].",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -49,6 +66,7 @@ def score(
     from arbiter.errors import InputError, Interrupted
     from arbiter.online.config import OnlineConfig
     from arbiter.online.sink import JsonlSink
+    from arbiter.service.engines import EngineChoice, opened_engine
     from arbiter.service.online import check_sink_is_not_input, score_file
     from arbiter.service.online_judges import online_pipeline
     from arbiter.store import new_run_id
@@ -59,6 +77,7 @@ def score(
         raise InputError(f"{file}: no such file" if not file.exists() else f"{file}: not a file")
     # Everything is validated before the store is opened: bad input writes nothing.
     online_config = OnlineConfig.load(config) if config is not None else OnlineConfig()
+    where = EngineChoice.of(engine, ray_address)
     batch_id = new_run_id()
     out_path = out or options.home / "online" / f"{batch_id}.jsonl"
     check_sink_is_not_input(file, out_path)
@@ -71,7 +90,11 @@ def score(
                 sink = JsonlSink(out_path)
             except OSError as exc:
                 raise InputError(f"cannot write --out {out_path}: {exc.strerror or exc}") from None
-            with sink, progress_bar(f"scoring {file.name}", enabled=not quiet) as progress:
+            with (
+                sink,
+                opened_engine(where) as chosen,
+                progress_bar(f"scoring {file.name}", enabled=not quiet) as progress,
+            ):
 
                 async def scored() -> SummaryReport:
                     try:
@@ -83,6 +106,9 @@ def score(
                             batch_id=batch_id,
                             progress=progress,
                             max_in_flight=concurrency,
+                            engine=chosen,
+                            config=online_config,
+                            settings=options,
                         )
                     finally:
                         await pipeline.aclose()

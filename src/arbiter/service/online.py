@@ -14,12 +14,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from arbiter.config import Settings
 from arbiter.contract import OnlineResult
+from arbiter.engines.base import Engine
 from arbiter.errors import InputError
 from arbiter.harness.runner import ProgressCallback
+from arbiter.online.config import OnlineConfig
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.sink import BatchSummary, JsonlSink, SummaryReport
-from arbiter.online.stream import count_lines, read_lines, score_stream
+from arbiter.online.stream import count_lines, read_lines
 from arbiter.store import Store
 from arbiter.store.online_repository import save_online_results
 
@@ -91,6 +94,9 @@ async def score_file(
     batch_id: str,
     progress: ProgressCallback | None = None,
     max_in_flight: int = 64,
+    engine: Engine | None = None,
+    config: OnlineConfig | None = None,
+    settings: Settings | None = None,
 ) -> SummaryReport:
     """Score every line of a JSONL file into ``sink`` and ``store``; return the summary.
 
@@ -102,7 +108,11 @@ async def score_file(
         batch_id: The id the results are stored under.
         progress: Called with ``(done, total)``; the total is the pre-counted lines, or
             an estimate from the bytes read so far when the file is too big to count.
-        max_in_flight: Bound on concurrent evaluations.
+        max_in_flight: Bound on concurrent evaluations (on the Ray engine, per worker).
+        engine: Where the lines are scored (:mod:`arbiter.service.engines`); None: here.
+        config: What ``pipeline`` was built from, for the Ray engine's workers to build
+            it again (None: the built-in pipeline).
+        settings: The settings it was built with (keys and URLs), likewise.
 
     Raises:
         InputError: ``path`` is the sink's own file.
@@ -129,10 +139,18 @@ async def score_file(
                 estimate = total or round(done * size / max(consumed, 1))
                 progress(done, max(estimate, done))
 
+        from arbiter.engines.local import LocalEngine
+        from arbiter.service.engines import LineWork
+
+        work = LineWork(
+            pipeline,
+            max_in_flight=max_in_flight,
+            source=str(path),
+            config=config,
+            settings=settings,
+        )
         try:
-            await score_stream(
-                pipeline, lines(), on_result, max_in_flight=max_in_flight, source=str(path)
-            )
+            await (engine or LocalEngine()).run(work, lines(), on_result)
         finally:
             await writer.flush()
     if progress is not None:
