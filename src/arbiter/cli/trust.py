@@ -77,9 +77,12 @@ def status(
     chosen = load_policy(policy) if policy is not None else trust_policy()
     key = configured_signer()
     store = open_store()
-    statuses = trust_statuses(
-        store, agent=agent, policy=chosen, trusted=key.public_key if key else None
-    )
+    checker = None
+    if key is not None:
+        from arbiter.service.trust_integrity import signature_checker
+
+        checker = signature_checker(store, key.public_key)
+    statuses = trust_statuses(store, agent=agent, policy=chosen, checker=checker)
     if agent is not None and not statuses:
         raise InputError(f"trust status: no agent named {_text(agent, 80)!r} has a stored run")
     if as_json:

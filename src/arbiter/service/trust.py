@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -104,26 +104,14 @@ def is_frozen(store: Store, agent: str, *, owner: str | None) -> Freeze | None:
     return found if found is not None and found.frozen else None
 
 
-def _integrity(store: Store, run_ids: Sequence[str], trusted: Any) -> Integrity:
-    if trusted is None:
-        return "unknown"
-    from arbiter.service.verification import verify_stored
+SignatureChecker = Callable[[str], SignatureCheck]
+"""Checks one stored run's signature (see :mod:`arbiter.service.trust_integrity`)."""
 
-    checks: list[SignatureCheck] = []
-    for run_id in run_ids:
-        try:
-            results = verify_stored(store, run_id, trusted)
-        except (InputError, StoreError):
-            checks.append("missing")
-            continue
-        signed = [r for r in results if r.kind == "trajectory_scores"]
-        if not signed:
-            checks.append("missing")
-        elif all(r.ok for r in signed):
-            checks.append("verified")
-        else:
-            checks.append("failed")
-    return integrity_of(checks, key_configured=True)
+
+def _integrity(run_ids: Sequence[str], checker: SignatureChecker | None) -> Integrity:
+    if checker is None:
+        return "unknown"
+    return integrity_of([checker(run_id) for run_id in run_ids], key_configured=True)
 
 
 def trust_statuses(
@@ -134,7 +122,7 @@ def trust_statuses(
     owner: str | bool | None = False,
     policy: TrustPolicy | None = None,
     now: datetime | None = None,
-    trusted: Any = None,
+    checker: SignatureChecker | None = None,
 ) -> list[TrustStatus]:
     """The trust status of every agent (of every owner) ``viewer`` may see, by name.
 
@@ -145,7 +133,8 @@ def trust_statuses(
         owner: Only this owner's agents (None: runs nobody owns); False: any owner.
         policy: The policy (default: the one in force).
         now: When they are judged (default: now).
-        trusted: The public key signatures must verify under; None: integrity unknown.
+        checker: Checks a run's signature under the configured key; None (no key):
+            integrity unknown.
     """
     policy = policy or trust_policy()
     now = now or datetime.now(UTC)
@@ -163,13 +152,13 @@ def trust_statuses(
         evidence.items(), key=lambda kv: (kv[0][1], kv[0][0] or "")
     ):
         integrity: Integrity = "unknown"
-        if trusted is not None:
+        if checker is not None:
             window = sorted(
                 (e for e in items if e.passed is not None),
                 key=lambda e: (e.at, e.run_id),
                 reverse=True,
             )[: policy.window_runs]
-            integrity = _integrity(store, [e.run_id for e in window], trusted)
+            integrity = _integrity([e.run_id for e in window], checker)
         status = assess(name, items, policy, now=now, integrity=integrity, owner=run_owner)
         standing = freezes.get((run_owner, name))
         statuses.append(_with_freeze(status, standing if standing and standing.frozen else None))
@@ -190,10 +179,10 @@ def agent_trust(
     owner: str | None,
     policy: TrustPolicy | None = None,
     now: datetime | None = None,
-    trusted: Any = None,
+    checker: SignatureChecker | None = None,
 ) -> TrustStatus | None:
     """One agent's trust status (of ``owner``), or None when it has no run and no freeze."""
-    found = trust_statuses(store, agent=name, owner=owner, policy=policy, now=now, trusted=trusted)
+    found = trust_statuses(store, agent=name, owner=owner, policy=policy, now=now, checker=checker)
     if found:
         return found[0]
     if latest_freeze(store, owner, name) is None:
