@@ -36,6 +36,7 @@ from arbiter.cli import verify as _verify  # noqa: F401  (registers commands)
 from arbiter.cli import audit_pack as _audit_pack  # noqa: F401  (registers commands)
 from arbiter.cli import trust as _trust  # noqa: F401  (registers commands)
 from arbiter.cli import inbox as _inbox  # noqa: F401  (registers commands)
+from arbiter.cli import redteam as _redteam  # noqa: F401  (registers commands)
 
 # isort: on
 import typer

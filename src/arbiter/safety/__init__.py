@@ -43,6 +43,7 @@ _MODULES: dict[str, str] = {
     "scan_toxicity": f"{_PACKAGE}.toxicity",
     "scan_tool_result": f"{_PACKAGE}.firewall",
     "run_selftest": f"{_PACKAGE}.selftest",
+    "selftest": f"{_PACKAGE}.selftest",
     "load_corpus": f"{_PACKAGE}.corpus",
     "shipped_corpus": f"{_PACKAGE}.corpus",
     "heldout_corpus": f"{_PACKAGE}.corpus",
@@ -59,6 +60,7 @@ __all__ = [
     "scan_secrets",
     "scan_tool_result",
     "scan_toxicity",
+    "selftest",
     "shipped_corpus",
 ]
 
@@ -69,7 +71,7 @@ if _typing.TYPE_CHECKING:
     from arbiter.safety.firewall import scan_tool_result
     from arbiter.safety.injection import scan_injection
     from arbiter.safety.pii import scan_pii
-    from arbiter.safety.selftest import run_selftest
+    from arbiter.safety.selftest import run_selftest, selftest
     from arbiter.safety.toxicity import scan_toxicity
 
 

@@ -23,6 +23,7 @@ from arbiter.validation import validate_document
 
 __all__ = [
     "MAX_CASES",
+    "check_unique",
     "corpus_hash",
     "heldout_corpus",
     "load_corpus",
@@ -49,7 +50,12 @@ def read_cases(text: str, *, source: str) -> list[RedTeamCase]:
     return cases
 
 
-def _unique(cases: Sequence[RedTeamCase], source: str) -> None:
+def check_unique(cases: Sequence[RedTeamCase], source: str) -> None:
+    """Refuse two cases with one id.
+
+    Raises:
+        InputError: ``source: case id 'x' appears twice``.
+    """
     seen: set[str] = set()
     for case in cases:
         if case.id in seen:
@@ -75,7 +81,7 @@ def load_corpus(path: str | os.PathLike[str]) -> list[RedTeamCase]:
             raise InputError(f"{location}: more than {MAX_CASES} cases in one corpus")
     if not cases:
         raise InputError(f"{location}: the corpus has no cases")
-    _unique(cases, str(location))
+    check_unique(cases, str(location))
     return cases
 
 
@@ -87,7 +93,7 @@ def _packaged(folder: str) -> list[RedTeamCase]:
     for name in ("attacks.jsonl", "benign.jsonl"):
         entry = root.joinpath(name)
         cases.extend(read_cases(entry.read_text("utf-8"), source=f"{folder or 'shipped'}/{name}"))
-    _unique(cases, folder or "shipped")
+    check_unique(cases, folder or "shipped")
     return cases
 
 

@@ -13,8 +13,10 @@ attack category, false-positive rate at most :data:`MAX_FALSE_POSITIVE_RATE`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import get_args
+from functools import cache
+from typing import Literal, get_args
 
 from arbiter.contract import Interval
 from arbiter.contract.safety import (
@@ -25,11 +27,25 @@ from arbiter.contract.safety import (
     SelfTestMiss,
     SelfTestReport,
 )
-from arbiter.safety.corpus import corpus_hash
+from arbiter.safety.corpus import (
+    check_unique,
+    corpus_hash,
+    heldout_corpus,
+    load_corpus,
+    shipped_corpus,
+)
 from arbiter.safety.detectors import SURFACE_DETECTORS, flagged, scan_text
 from arbiter.stats import wilson_interval
 
-__all__ = ["MAX_FALSE_POSITIVE_RATE", "RECALL_TARGET", "case_findings", "detected", "run_selftest"]
+__all__ = [
+    "MAX_FALSE_POSITIVE_RATE",
+    "RECALL_TARGET",
+    "case_findings",
+    "detected",
+    "packaged_report",
+    "run_selftest",
+    "selftest",
+]
 
 RECALL_TARGET = 0.90
 """Recall every attack category must reach."""
@@ -154,3 +170,38 @@ def _category(category: RedTeamCategory, tally: list[int], target: float) -> Sel
         target=target,
         passed=recall.estimate >= target,
     )
+
+
+def selftest(
+    corpus: str | os.PathLike[str] | Sequence[RedTeamCase] | None = None,
+    *,
+    heldout: bool = False,
+) -> SelfTestReport:
+    """The self-test of a corpus: the shipped one by default.
+
+    Args:
+        corpus: A ``.jsonl`` file or a folder of them, or the cases themselves; None: the
+            shipped corpus (or the held-out one with ``heldout``).
+        heldout: Run the held-out corpus (``corpus`` must then be None).
+
+    Raises:
+        InputError: The corpus cannot be read (the message names file, line and field).
+        ValueError: Both ``corpus`` and ``heldout`` are given.
+    """
+    if heldout and corpus is not None:
+        raise ValueError("give a corpus or heldout=True, not both")
+    if heldout:
+        return run_selftest(heldout_corpus(), corpus="heldout")
+    if corpus is None:
+        return run_selftest(shipped_corpus(), corpus="shipped")
+    if isinstance(corpus, str | os.PathLike):
+        return run_selftest(load_corpus(corpus), corpus=str(corpus))
+    check_unique(corpus, "cases")
+    return run_selftest(corpus, corpus="given")
+
+
+@cache
+def packaged_report(name: Literal["shipped", "heldout"]) -> SelfTestReport:
+    """The self-test of a packaged corpus, computed once per process (the corpus and the
+    detectors are fixed, so its report is too). Read it, never change it."""
+    return selftest(heldout=name == "heldout")

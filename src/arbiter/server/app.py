@@ -19,7 +19,15 @@ from fastapi.templating import Jinja2Templates
 from arbiter import __version__
 from arbiter.config import Settings
 from arbiter.errors import StoreUnavailable
-from arbiter.server import api_agents, api_annotations, api_core, api_docs, api_runs, api_trust
+from arbiter.server import (
+    api_agents,
+    api_annotations,
+    api_assurance,
+    api_core,
+    api_docs,
+    api_runs,
+    api_trust,
+)
 from arbiter.server.auth import AuthGate
 from arbiter.server.errors import install_error_handlers
 from arbiter.server.host_check import HostCheck
@@ -77,6 +85,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     app.include_router(api_annotations.router)
     app.include_router(api_agents.router)
     app.include_router(api_trust.router)
+    app.include_router(api_assurance.router)
     app.include_router(api_docs.router)
     mount_mcp(app)  # /mcp: the MCP server, behind the same keys
     return app
