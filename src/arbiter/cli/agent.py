@@ -71,6 +71,23 @@ ScorerOption = Annotated[
         "that applies to the runs' agent classes.",
     ),
 ]
+EngineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        metavar="local|ray",
+        help="Where the work runs: this process, or a Ray cluster (pip install "
+        "'arbiter\\[ray]'); same results either way \\[default: local].",
+    ),
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="With --engine ray: a cluster's address, or 'auto' (the cluster this machine "
+        "knows, else a local one started for the command) \\[default: auto].",
+    ),
+]
 GateOnOption = Annotated[
     GateOption | None,
     typer.Option(
@@ -132,10 +149,14 @@ def score(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    engine: EngineOption = None,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Score imported trajectories with the deterministic trajectory scorers; pass^k."""
     from arbiter.errors import GateFailed
-    from arbiter.service.agents import score_agent_runs
+    from arbiter.service.engines import EngineChoice, opened_engine, score_agent_runs_on
+
+    engine_choice = EngineChoice.of(engine, ray_address)
 
     runs = _runs(files, format, mapping)
     by_id = None
@@ -155,17 +176,19 @@ def score(
 
         opened = open_store()
     try:
-        report = asyncio.run(
-            score_agent_runs(
-                runs,
-                scorers,
-                cases=by_id,
-                gate_on=gate_on,
-                seed=seed,
-                telemetry=telemetry,
-                store=opened,
+        with opened_engine(engine_choice) as chosen:
+            report = asyncio.run(
+                score_agent_runs_on(
+                    chosen,
+                    runs,
+                    scorers,
+                    cases=by_id,
+                    gate_on=gate_on,
+                    seed=seed,
+                    telemetry=telemetry,
+                    store=opened,
+                )
             )
-        )
         if opened is not None:
             note(f"stored {report.n_trajectories} runs in {opened.describe()}")
     finally:
@@ -225,6 +248,8 @@ def run(
     seed: Annotated[int, typer.Option(min=0, help="Seed of intervals and retry jitter.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    engine: EngineOption = None,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Run agent cases k times through an executor: stored, resumable, gated."""
     from arbiter.cli.common import open_store, progress_bar
@@ -232,7 +257,10 @@ def run(
     from arbiter.contract import RunGate
     from arbiter.errors import GateFailed, Interrupted
     from arbiter.service.agents_run import agent_gate, run_agent_cases
+    from arbiter.service.engines import EngineChoice, opened_engine
     from arbiter.telemetry import Telemetry
+
+    engine_choice = EngineChoice.of(engine, ray_address)
 
     floors = {"min_accuracy": min_pass_rate, "min_pass_k": min_pass_k, "baseline": baseline}
     gate = RunGate(**floors) if any(v is not None for v in floors.values()) else None
@@ -246,7 +274,7 @@ def run(
     store = open_store()
     try:
         label = resume or (cases.name if cases is not None else "agent run")
-        with progress_bar(label, enabled=not quiet) as bar:
+        with opened_engine(engine_choice) as chosen, progress_bar(label, enabled=not quiet) as bar:
             try:
                 report = asyncio.run(
                     run_agent_cases(
@@ -264,6 +292,7 @@ def run(
                         progress=bar,
                         on_start=on_start,
                         telemetry=telemetry,
+                        engine=chosen,
                     )
                 )
             except KeyboardInterrupt:
