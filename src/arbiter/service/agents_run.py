@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arbiter.contract import Example, Report, RunConfig, RunGate, ScorerSpec
+from arbiter.engines.base import Engine
 from arbiter.errors import InputError
 from arbiter.harness.gate import GateResult
-from arbiter.harness.runner import ProgressCallback, resume_eval_async, stored_scorers
+from arbiter.harness.runner import ProgressCallback, RunParts, resume_eval_async, stored_scorers
 from arbiter.scoring.base import ScoringContext
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.attestation import CONFIGURED, attest_run, resolve_signer
@@ -137,6 +138,7 @@ async def run_agent_cases(
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
+    engine: Engine | None = None,
 ) -> Report:
     """Run every case of a case file ``k`` times through an executor, or resume such a run.
 
@@ -172,6 +174,8 @@ async def run_agent_cases(
         progress: Called with ``(done, total)``.
         on_start: Called with the run id once it is stored.
         telemetry: Where the run's span and figures go.
+        engine: Where the cases run (:mod:`arbiter.service.engines`); None: here. On
+            Ray, each worker builds the executor again from its description.
 
     Returns:
         The harness's report (``run_id`` set when stored).
@@ -198,6 +202,7 @@ async def run_agent_cases(
             registry=registry,
             progress=progress,
             telemetry=telemetry,
+            engine=engine,
         )
     if cases_path is None or executor is None:
         raise InputError("an agent run needs a case file and an executor (or a run to resume)")
@@ -218,6 +223,7 @@ async def run_agent_cases(
         gate=gate,
     )
     built = build_scorers(specs, registry=registry, context=ScoringContext(use_cache=False))
+    parts = _parts(engine, system, [s.spec for s in built], use_cache=False)
     return await start_run(
         system,
         dataset,
@@ -230,7 +236,20 @@ async def run_agent_cases(
         scorers=built,
         name=name,
         tags=tags,
+        engine=engine,
+        parts=parts,
     )
+
+
+def _parts(
+    engine: Engine | None, system: AgentSystem, specs: Sequence[ScorerSpec], *, use_cache: bool
+) -> RunParts | None:
+    """How a worker of a cluster builds the executor and scorers; None on the local engine."""
+    if engine is None or engine.name == "local":
+        return None
+    from arbiter.service.engines import agent_run_parts
+
+    return agent_run_parts(system.describe(), specs, use_cache=use_cache)
 
 
 def agent_gate(store: Store, report: Report) -> GateResult | None:
@@ -278,6 +297,7 @@ async def _resume(
     registry: ScorerRegistry,
     progress: ProgressCallback | None,
     telemetry: Telemetry | None,
+    engine: Engine | None = None,
 ) -> Report:
     info = store.get_run(run_id)
     given: dict[str, object] = {}
@@ -296,7 +316,14 @@ async def _resume(
     scorers = stored_scorers(config, registry, context=ScoringContext(use_cache=config.uses_cache))
     key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the resume
     report = await resume_eval_async(
-        store, info.id, system, scorers=scorers, progress=progress, telemetry=telemetry
+        store,
+        info.id,
+        system,
+        scorers=scorers,
+        progress=progress,
+        telemetry=telemetry,
+        engine=engine,
+        parts=_parts(engine, system, [s.spec for s in scorers], use_cache=config.uses_cache),
     )
     if key is not None:  # signed as a run of the harness is (service.runs.resume_run)
         attest_run(store, load_run(store, info.id), signer=key)

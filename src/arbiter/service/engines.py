@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from arbiter.online.config import OnlineConfig
     from arbiter.online.pipeline import OnlinePipeline
     from arbiter.service.agents import AgentScoreReport, GateOn, ScoredRun
+    from arbiter.store import Store
     from arbiter.telemetry import Telemetry
 
 __all__ = [
@@ -293,17 +294,25 @@ async def score_agent_runs_on(
     gate_on: GateOn | None = None,
     seed: int = 0,
     telemetry: Telemetry | None = None,
+    store: Store | None = None,
 ) -> AgentScoreReport:
     """:func:`~arbiter.service.agents.score_agent_runs` with the runs scored on
     ``engine``: the same scores and the same report, whichever engine scored them.
 
-    The report lists runs in the order given, however the engine ordered their scoring.
+    The report lists runs in the order given, however the engine ordered their scoring;
+    with a ``store``, the driver stores them (the workers never write).
     """
-    from arbiter.service.agents import score_agent_runs, summarize
+    from arbiter.service.agents import score_agent_runs, store_scored_runs, summarize
 
     if engine.name == "local":
         return await score_agent_runs(
-            runs, scorers, cases=cases, gate_on=gate_on, seed=seed, telemetry=telemetry
+            runs,
+            scorers,
+            cases=cases,
+            gate_on=gate_on,
+            seed=seed,
+            telemetry=telemetry,
+            store=store,
         )
     work = AgentScoreWork(scorers, specs=[s.spec for s in scorers], cases=cases)
     found: list[ScoredRun | None] = [None] * len(runs)
@@ -320,4 +329,6 @@ async def score_agent_runs_on(
 
         for each in scored:
             _emit(each.run, [*each.imported, *each.scores], telemetry)
+    if store is not None:
+        store_scored_runs(store, scored, scorers)
     return summarize(scored, scorers, gate_on=gate_on, seed=seed)
