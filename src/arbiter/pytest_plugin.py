@@ -27,7 +27,7 @@ every pytest run once Arbiter is installed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["Evaluator"]
 
 MARKER = "arbiter"
+_EVALUATOR = pytest.StashKey["Evaluator"]()
 _OPTIONS = ("dataset", "target", "scorers", "k", "system", "limit", "seed", "name", "tags")
 
 
@@ -215,7 +216,22 @@ def arbiter_store(
 @pytest.fixture
 def arbiter_eval(request: pytest.FixtureRequest, arbiter_store: Store) -> Evaluator:
     """Runs Arbiter evaluations for the test: ``arbiter_eval(target, **options)``."""
-    return Evaluator(request, arbiter_store)
+    evaluator = request.node.stash[_EVALUATOR] = Evaluator(request, arbiter_store)
+    return evaluator
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that ran evaluations shows each one's figures and failing examples
+    (with every scorer's reason), however its assertion was written."""
+    report = yield
+    evaluator = item.stash.get(_EVALUATOR, None)
+    if report.when == "call" and report.failed and evaluator is not None:
+        for result in evaluator.results:
+            report.sections.append(("arbiter evaluation", result.summary()))
+    return report
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -111,7 +111,7 @@ class EvalResult:
     """Where the run is stored."""
     node_id: str | None = None
     """The test that made it."""
-    _failing: list[str] | None = field(default=None, repr=False)
+    _failing: list[tuple[str, str]] | None = field(default=None, repr=False)
 
     @property
     def run_id(self) -> str | None:
@@ -153,6 +153,14 @@ class EvalResult:
     @property
     def failing(self) -> list[str]:
         """The examples not passed on every repetition, worst first, each with why."""
+        return [line for _, line in self._failures()]
+
+    @property
+    def failing_ids(self) -> list[str]:
+        """The ids of the failing examples, worst first."""
+        return [example_id for example_id, _ in self._failures()]
+
+    def _failures(self) -> list[tuple[str, str]]:
         if self._failing is None:
             from arbiter.harness.failures import find_failures
 
@@ -162,32 +170,44 @@ class EvalResult:
                 reps = len(example.repetitions) + len(example.clean_repetitions)
                 why = next(
                     (
-                        f"{score.name}: {score.reason}"
+                        score.reason
+                        if score.reason.startswith(score.name)
+                        else f"{score.name}: {score.reason}"
                         for rep in example.repetitions
                         for score in rep.scores
                         if score.verdict != "pass" and score.reason
                     ),
                     example.repetitions[0].error or example.outcome,
                 )
+                shown = f"{example.example_id} ({len(example.repetitions)}/{reps} reps: {why})"
                 lines.append(
-                    escape.terminal(
-                        f"{example.example_id} ({len(example.repetitions)}/{reps} reps: {why})",
-                        limit=300,
-                        single_line=True,
+                    (
+                        escape.terminal(example.example_id, limit=120, single_line=True),
+                        escape.terminal(shown, limit=300, single_line=True),
                     )
                 )
             self._failing = lines
         return self._failing
 
-    def __repr__(self) -> str:
-        failing = self.failing
-        shown = "; ".join(failing[:_SHOWN_FAILURES])
-        more = f"; and {len(failing) - _SHOWN_FAILURES} more" if len(failing) > 10 else ""
+    def summary(self) -> str:
+        """The figures and every failing example with why, one per line."""
         where = f"run {self.run_id}" if self.run_id else "not stored"
+        lines = [
+            f"{escape.terminal(self.report.dataset, limit=100)} ({where}): {self.pass_rate!r}, "
+            f"{self.pass_hat_k!r}, error rate {self.error_rate:.1%}",
+            f"failing {len(self.failing)}/{self.report.n_examples} examples:",
+            *(f"  {line}" for line in self.failing),
+        ]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        # Short: pytest shows it whole only up to a couple hundred characters.
+        ids = ", ".join(self.failing_ids[:_SHOWN_FAILURES])
+        more = ", ..." if len(self.failing) > _SHOWN_FAILURES else ""
         return (
-            f"<EvalResult {where}, {escape.terminal(self.report.dataset, limit=100)}: "
-            f"{self.pass_rate!r}, {self.pass_hat_k!r}; "
-            f"failing {len(failing)}/{self.report.n_examples}: {shown or 'none'}{more}>"
+            f"<EvalResult {escape.terminal(self.report.dataset, limit=40)}: failing "
+            f"{len(self.failing)}/{self.report.n_examples}: {escape.clip(ids, 120) or 'none'}"
+            f"{more}>"
         )
 
     def assert_no_regression(self, baseline: str, *, epsilon: float = 0.0) -> None:
