@@ -41,6 +41,13 @@ _JSON_UNSAFE = re.compile(
     "[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff]"
 )
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()|~])")
+# What GitHub's Markdown turns into a link with no brackets at all: a URL scheme before
+# its colon, ``www`` before its dot, the ``@`` of an e-mail address.
+_BARE_LINK = re.compile(
+    r"(?i)(?<![a-z0-9])(?:https?|ftp|mailto|xmpp)(?=:)|(?<![a-z0-9])www(?=\.)|@(?=\w)"
+)
+_WORD_JOINER = "&#8288;"
+"""An invisible character (U+2060, as an entity) that splits a bare link apart."""
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -75,7 +82,9 @@ def terminal(text: object, *, limit: int | None = None, single_line: bool = Fals
 def markdown(text: object, *, limit: int | None = None) -> str:
     """Text for one Markdown table cell or inline run: shown as written, never interpreted.
 
-    Newlines become spaces; pipes, brackets, emphasis and HTML are escaped.
+    Newlines become spaces; pipes, brackets, emphasis and HTML are escaped, and a bare
+    URL, ``www.`` name or e-mail address is split by an invisible word joiner so that it
+    shows as written but is not made a link.
 
     Examples:
         >>> markdown("a|b [x](javascript:alert(1)) <b>")
@@ -83,7 +92,8 @@ def markdown(text: object, *, limit: int | None = None) -> str:
     """
     value = terminal(" ".join(str(text).split()), limit=limit, single_line=True)
     value = _MARKDOWN_SPECIAL.sub(r"\\\1", value)
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _BARE_LINK.sub(lambda m: m.group(0) + _WORD_JOINER, value)
 
 
 def xml(text: object, *, limit: int | None = None) -> str:
