@@ -48,11 +48,12 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
-from arbiter import __version__, escape
+from arbiter import escape
 from arbiter.contract import Score
 from arbiter.errors import ArbiterError
 from arbiter.harness.failures import Failures
 from arbiter.service import mcp_tools as tools
+from arbiter.service.attestation import arbiter_version
 from arbiter.service.browse import RunFilter, compare_visible_runs, list_runs
 from arbiter.service.mcp_shapes import (
     ArbitrateIn,
@@ -419,7 +420,7 @@ def build_server(resolve: Resolve, *, name: str = "arbiter") -> Server[Any]:
 
     return Server(
         name,
-        version=__version__,
+        version=arbiter_version(),
         title="Arbiter",
         instructions="Judge what AI systems produce: run evaluations, read reports with "
         "intervals, compare runs, score outputs and agent runs, verify signatures. Every "
