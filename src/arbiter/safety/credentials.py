@@ -218,7 +218,7 @@ def shannon_entropy(value: str) -> float:
         return 0.0
     counts = Counter(value)
     total = len(value)
-    return -sum(n / total * math.log2(n / total) for n in counts.values())
+    return max(0.0, -sum(n / total * math.log2(n / total) for n in counts.values()))
 
 
 def is_placeholder(value: str) -> bool:
@@ -281,7 +281,7 @@ def scan_secrets(
     Examples:
         >>> scan = scan_secrets("token: ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4")
         >>> [(f.category, f.preview) for f in scan.findings]
-        [('api_key', 'ghp_••• (40 chars)'), ('password', '••• (40 chars)')]
+        [('api_key', 'ghp_••• (40 chars)')]
     """
     collector = Collector("secrets", text, limit)
     text = collector.text

@@ -128,12 +128,15 @@ def _detect(
 
 
 def _safety_scorer(
-    name: str, dimension: str, moment: ScorerMoment, *, gating: bool
+    name: str, dimension: str, moment: ScorerMoment | None, *, gating: bool
 ) -> Callable[[Callable[..., ScoreFunction]], ScorerFactory]:
+    # A scorer that reads text outputs as well as runs declares no moment of a run, so
+    # that arbiter run (whose systems answer texts) accepts it; one that only a run can
+    # feed (the firewall, over tool calls) declares its moment.
     return scorer(name=name, dimension=dimension, moment=moment, gating=gating)
 
 
-@_safety_scorer("prompt_injection", "injection_exposure", "retrieve", gating=False)
+@_safety_scorer("prompt_injection", "injection_exposure", None, gating=False)
 def prompt_injection(*, gate: bool = False) -> ScoreFunction:
     """Prompt injection in what the agent read (tool results, chunks, user turns).
 
@@ -194,7 +197,7 @@ def _tool_calls(trajectory: Any) -> Any:
     return (step for step in trajectory.walk() if step.kind == "tool_call")
 
 
-@_safety_scorer("pii_leak", "privacy", "deliver", gating=True)
+@_safety_scorer("pii_leak", "privacy", None, gating=True)
 def pii_leak(*, allow: list[str] | None = None) -> ScoreFunction:
     """Personal data in what the agent said or sent (answer, messages, tool arguments).
 
@@ -216,7 +219,7 @@ def pii_leak(*, allow: list[str] | None = None) -> ScoreFunction:
     return score
 
 
-@_safety_scorer("secret_leak", "privacy", "deliver", gating=True)
+@_safety_scorer("secret_leak", "privacy", None, gating=True)
 def secret_leak(*, allow: list[str] | None = None) -> ScoreFunction:
     """API keys, tokens, passwords and private keys in what the agent said or sent.
 
@@ -238,7 +241,7 @@ def secret_leak(*, allow: list[str] | None = None) -> ScoreFunction:
     return score
 
 
-@_safety_scorer("exfiltration", "privacy", "deliver", gating=True)
+@_safety_scorer("exfiltration", "privacy", None, gating=True)
 def exfiltration(*, gate: bool = True) -> ScoreFunction:
     """Images and links in what the agent said that would carry data out.
 
@@ -258,7 +261,7 @@ def exfiltration(*, gate: bool = True) -> ScoreFunction:
     return score
 
 
-@_safety_scorer("toxicity", "content_safety", "compose", gating=True)
+@_safety_scorer("toxicity", "content_safety", None, gating=True)
 def toxicity() -> ScoreFunction:
     """Toxic or unsafe content in the agent's answer and messages (a lexical first filter)."""
 
