@@ -31,6 +31,8 @@ class ReportFormat(StrEnum):
     junit = "junit"
     csv = "csv"
     html = "html"
+    github = "github"
+    gitlab = "gitlab"
 
 
 FAILURES_SHOWN = 20
@@ -143,13 +145,14 @@ def report(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
-    """Show the report of a stored run (or jury run): text, JSON, markdown, JUnit XML, CSV
-    or a self-contained HTML page."""
+    """Show the report of a stored run (or jury run): text, JSON, markdown, JUnit XML, CSV,
+    a self-contained HTML page, a GitHub job summary with annotations (to
+    $GITHUB_STEP_SUMMARY when set) or a GitLab code quality report."""
     from arbiter.errors import InputError, StoreError
 
     if as_json:
         format = ReportFormat.json
-    if failures and format is ReportFormat.junit:
+    if failures and format in (ReportFormat.junit, ReportFormat.github, ReportFormat.gitlab):
         raise InputError(
             "--failures lists examples: use --format text, json, markdown, csv or html"
         )
@@ -159,6 +162,11 @@ def report(
     try:
         try:
             stored = _load(store, run_id)
+            if format in (ReportFormat.github, ReportFormat.gitlab):
+                from arbiter.cli.ci_report import emit_ci_report
+
+                emit_ci_report(store, stored, format.value, output)
+                return
         except StoreError as missing:
             if failures:
                 from arbiter.store.jury_repository import get_jury_run
