@@ -69,7 +69,7 @@ def test_the_listing_shows_each_description_whole(cli: Any) -> None:
     result = cli("--help")
     assert result.code == 0
     assert "<bool>" not in result.out
-    assert "JSON, markdown, JUnit XML, CSV or a self-contained HTML page." in result.out
+    assert "HTML page, a GitHub job summary or a GitLab code quality report." in result.out
     gate = cli("gate", "--help")
     assert "<bool>" not in gate.out
     assert "│ --json  " in gate.out or "--json   " in gate.out

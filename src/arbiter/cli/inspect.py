@@ -146,8 +146,10 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Show the report of a stored run (or jury run): text, JSON, markdown, JUnit XML, CSV,
-    a self-contained HTML page, a GitHub job summary with annotations (to
-    $GITHUB_STEP_SUMMARY when set) or a GitLab code quality report."""
+    a self-contained HTML page, a GitHub job summary or a GitLab code quality report.
+
+    --format github writes the summary to $GITHUB_STEP_SUMMARY when it is set and prints
+    the gate's failures as workflow annotations (docs/ci.md)."""
     from arbiter.errors import InputError, StoreError
 
     if as_json:
