@@ -24,6 +24,8 @@ __all__ = ["BLOCKS", "MAX_DECODED", "ROT13_HINTS", "Reader", "find_blocks", "fin
 
 MAX_DECODED = 4_096
 """Characters of one encoded block decoded."""
+_MIN_BLOCK = 20
+"""Characters an encoded block needs to be decoded."""
 _HEXADECIMAL = frozenset("0123456789abcdefABCDEF")
 _UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
@@ -126,6 +128,8 @@ def find_blocks(collector: Collector, read: Reader) -> None:
             collector.cap(f"encoded blocks: first {MAX_CANDIDATES} examined")
             break
         block = subject.group(found)
+        if len(block) < _MIN_BLOCK:
+            continue
         kind, decoded = "hex", None
         if rule.category == "base64":
             kind, decoded = "base64", _base64(block)

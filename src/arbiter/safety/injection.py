@@ -481,6 +481,14 @@ def _rules() -> RuleSet:
     return RuleSet([*INJECTION_RULES, *markers])
 
 
+_STRUCTURAL = frozenset({"role_spoof", "delimiter_spoof", "tool_call_smuggling"})
+"""Categories whose rules match markup, tokens or JSON: read as written only."""
+
+
+def _lexical(rule: Rule) -> bool:
+    return rule.category not in _STRUCTURAL
+
+
 def _findings_of(matching: list[int]) -> list[int]:
     rules = _rules().rules
     return [i for i in matching if not rules[i].category.startswith("_")]
@@ -524,7 +532,9 @@ def _both(
         yield (rule, *written.span(found))
     disguised = folded_subject(written)
     if disguised.data != written.data:
-        again = _findings_of(rules.matching(disguised))
+        # Markup, tokens and JSON are matched as written; folding only undoes the
+        # disguises of words.
+        again = [i for i in _findings_of(rules.matching(disguised)) if _lexical(rules.rules[i])]
         for rule, found in rules.finditer(disguised, max_matches=MAX_CANDIDATES, matching=again):
             yield (rule, *disguised.span(found))
 
