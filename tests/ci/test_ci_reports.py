@@ -248,3 +248,22 @@ def test_failures_is_refused_with_a_ci_format(
     refused = cli("report", runs["worse"], "--format", "github", "--failures")
     assert refused.code == 3
     assert "--failures lists examples" in refused.err
+
+
+def test_baseline_gates_a_run_without_a_gate_against_that_run(
+    cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    ids = []
+    for name, wrong in (("before", set()), ("after", {"q0", "q1", "q2", "q3", "q4"})):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows(wrong)), encoding="utf-8")
+        done = cli("run", "-q", "--dataset", str(data), "--system", "precomputed")
+        ids.append(RUN_ID.search(done.out)[0])  # type: ignore[index]
+    before, after = ids
+    shown = cli("report", after, "--format", "github", "--baseline", before)
+    assert "**Gate: failed**" in shown.out
+    assert f"### Against baseline `{before}`" in shown.out
+    assert "::error title=Arbiter gate%3A after::accuracy regressed by" in shown.out
+    refused = cli("report", after, "--format", "markdown", "--baseline", before)
+    assert refused.code == 3
+    assert "--baseline is for --format github or gitlab" in refused.err

@@ -36,7 +36,9 @@ def _append(path: Path, text: str) -> None:
         raise InputError(f"cannot write the job summary to {path}: {exc.strerror or exc}") from None
 
 
-def emit_ci_report(store: Store, stored: StoredRun, format: str, output: Path | None) -> None:
+def emit_ci_report(
+    store: Store, stored: StoredRun, format: str, output: Path | None, baseline: str | None
+) -> None:
     """Write the CI report of a stored run in ``format`` (``github`` or ``gitlab``).
 
     Raises:
@@ -47,7 +49,7 @@ def emit_ci_report(store: Store, stored: StoredRun, format: str, output: Path | 
     from arbiter.cli.inspect import write_output
     from arbiter.service.ci_reports import stored_gate
 
-    gate = stored_gate(store, stored)
+    gate = stored_gate(store, stored, baseline=baseline)
     if format == "gitlab":
         from arbiter.harness.gitlab_report import gitlab_report
 

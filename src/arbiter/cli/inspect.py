@@ -14,6 +14,12 @@ import typer
 from arbiter import escape
 from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, open_store, out_console, settings
+from arbiter.cli.gate_options import (
+    MaxErrorRateOption,
+    MaxUndecidedRateOption,
+    MinDecidedOption,
+    run_checks,
+)
 
 if TYPE_CHECKING:
     from arbiter.service.runs import StoredRun
@@ -144,6 +150,13 @@ def report(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="github, gitlab: gate against this run and show the change (default: the "
+            "baseline of the run's gate)."
+        ),
+    ] = None,
 ) -> None:
     """Show the report of a stored run (or jury run): text, JSON, markdown, JUnit XML, CSV,
     a self-contained HTML page, a GitHub job summary or a GitLab code quality report.
@@ -158,6 +171,8 @@ def report(
         raise InputError(
             "--failures lists examples: use --format text, json, markdown, csv or html"
         )
+    if baseline is not None and format not in (ReportFormat.github, ReportFormat.gitlab):
+        raise InputError("--baseline is for --format github or gitlab")
     if limit is not None and not failures:
         raise InputError("--limit counts the examples --failures lists: add --failures")
     store = open_store()
@@ -167,7 +182,7 @@ def report(
             if format in (ReportFormat.github, ReportFormat.gitlab):
                 from arbiter.cli.ci_report import emit_ci_report
 
-                emit_ci_report(store, stored, format.value, output)
+                emit_ci_report(store, stored, format.value, output, baseline)
                 return
         except StoreError as missing:
             if failures:
@@ -349,28 +364,9 @@ def gate(
             min=0, max=1, help="Drop against the baseline tolerated even when significant."
         ),
     ] = 0.0,
-    max_error_rate: Annotated[
-        float | None,
-        typer.Option(
-            min=0,
-            max=1,
-            help="Fail a run whose failed calls exceed this share of its pairs, whatever "
-            "the floors \\[default: 0.2].",
-        ),
-    ] = None,
-    max_undecided_rate: Annotated[
-        float | None,
-        typer.Option(
-            min=0,
-            max=1,
-            help="Fail a run whose undecided pairs (every gating scorer abstained or "
-            "errored) exceed this share of its pairs \\[default: 0.5].",
-        ),
-    ] = None,
-    min_decided: Annotated[
-        int | None,
-        typer.Option(min=0, help="Fail a run with fewer decided pairs \\[default: 1]."),
-    ] = None,
+    max_error_rate: MaxErrorRateOption = None,
+    max_undecided_rate: MaxUndecidedRateOption = None,
+    min_decided: MinDecidedOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     preregister: Annotated[
         Path | None,
@@ -410,15 +406,7 @@ def gate(
         return
     if run_id is None:
         raise InputError("give the run to gate: arbiter gate RUN_ID (or --preregister SPEC)")
-    checks: dict[str, float] = {
-        name: value
-        for name, value in {
-            "max_error_rate": max_error_rate,
-            "max_undecided_rate": max_undecided_rate,
-            "min_decided": min_decided,
-        }.items()
-        if value is not None
-    }
+    checks = run_checks(max_error_rate, max_undecided_rate, min_decided)
     floors = GateFloors(
         min_accuracy=min_accuracy,
         min_pass_k=min_pass_k,
@@ -437,9 +425,9 @@ def gate(
 
             if checks:
                 raise InputError(
-                    "--registration gates with the registered floors and the default run "
-                    "checks; --max-error-rate, --max-undecided-rate and --min-decided "
-                    "cannot be given with it"
+                    "--registration gates with the registered floors and run checks; "
+                    "--max-error-rate, --max-undecided-rate and --min-decided cannot be "
+                    "given with it"
                 )
             given = floors != GateFloors()
             floors, baseline = registered_floors(

@@ -29,16 +29,25 @@ class StoredGate:
     """The run compared with the gate's baseline (A the baseline); None without one."""
 
 
-def stored_gate(store: Store, run: StoredRun) -> StoredGate:
+def stored_gate(store: Store, run: StoredRun, *, baseline: str | None = None) -> StoredGate:
     """Gate ``run`` with the gate it was stored with, and compare it with its baseline.
+
+    Args:
+        store: The store.
+        run: The run.
+        baseline: A run to compare with instead of the gate's baseline; a run stored
+            without a gate is then gated as ``arbiter gate RUN --baseline BASELINE``
+            gates it (the run checks and the regressions).
 
     Raises:
         InputError: The baseline is not comparable with the run.
         StoreError: The baseline run is not stored.
     """
     gate = run.info.run_config.gate
-    if gate is None:
+    base = baseline or (gate.baseline if gate is not None else None)
+    if gate is None and base is None:
         return StoredGate(result=None, diff=None)
-    result = gate_run(store, run.info.id, GateFloors.of(gate), baseline=gate.baseline, signer=None)
-    diff = compare_runs(store, gate.baseline, run.info.id).diff if gate.baseline else None
+    floors = GateFloors.of(gate) if gate is not None else GateFloors()
+    result = gate_run(store, run.info.id, floors, baseline=base, signer=None)
+    diff = compare_runs(store, base, run.info.id).diff if base else None
     return StoredGate(result=result, diff=diff)
