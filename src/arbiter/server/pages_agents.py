@@ -25,6 +25,7 @@ from starlette.responses import Response
 from arbiter.contract import FlowRun, RunKind, Score, Trajectory
 from arbiter.errors import InputError
 from arbiter.server.auth import Principal
+from arbiter.server.conversation import thread
 from arbiter.server.deps import app_store, templates
 from arbiter.server.pages_common import page_url, render
 from arbiter.server.pages_runs import page_principal
@@ -327,6 +328,7 @@ def trajectory_page(
             "abstained": [s for s in found.scores if chip_state(s) == "abstain"],
             "chip_state": chip_state,
             "facts": _facts(run),
+            "thread": thread(run) if isinstance(run, Trajectory) else None,
             "previous": records_of.previous_run(store, found, viewer=who.viewer),
         },
     )

@@ -84,6 +84,10 @@ def _weather(input: dict[str, Any]) -> dict[str, Any]:
             input_tokens=310,
             output_tokens=42,
             cost_usd=0.0021,
+            input_messages=[
+                {"role": "system", "content": "You are a weather assistant: give temperatures."},
+                {"role": "user", "content": input.get("query") or f"Weather in {city}?"},
+            ],
             output_messages=[{"role": "assistant", "content": "I'll look both cities up."}],
         ),
         _step("tool_call", 450, 1250, name=tool, arguments={"city": city}, result={"temp_c": 18}),

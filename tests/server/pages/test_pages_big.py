@@ -1,5 +1,5 @@
-"""The pages over a large store in chromium: a run of 2,000 labels, and a queue whose
-judged runs are older than 230 runs without a judge.
+"""The pages over a large store in chromium: a run of 2,000 labels, a queue whose judged
+runs are older than 230 runs without a judge, and a conversation with a long answer.
 
 The store has its own server (the shared one keeps the demo's small store). Every page's
 work is bounded: the run page draws its 13-label map and lists 50 labels, the queue reads
@@ -21,7 +21,7 @@ from arbiter.store import Store
 from tests.helpers.local_server import serve_on_free_port
 from tests.server.pages.big_seed import seed_label_run
 from tests.server.pages.big_seed_judged import JUDGE, seed_judged_store
-from tests.server.pages.conftest import PageEvents
+from tests.server.pages.conftest import PageEvents, run_sync
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -35,6 +35,40 @@ class Big:
     """The server's base URL."""
     labels_run: str
     """A run scored by ``label`` over 2,000 distinct labels."""
+    chat: str
+    """A stored trajectory of an OpenAI conversation with a 5,000-character answer."""
+
+
+LONG_ANSWER = "Your refund is on its way. " * 185  # 4,995 characters
+CHAT = {
+    "id": "refund-long",
+    "model": "gpt-4o-mini",
+    "messages": [
+        {"role": "system", "content": "You are the support agent of an online shop."},
+        {"role": "user", "content": "Please refund order 1042, the mug arrived broken."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_order", "arguments": '{"order_id": "1042"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"total": 25.0}'},
+        {"role": "assistant", "content": LONG_ANSWER},
+    ],
+}
+
+
+async def _store_chat(store: Store) -> str:
+    from arbiter.service.trajectories import agent_run_scoring, import_record, score_and_store
+
+    imported = import_record(CHAT, format="openai_messages")
+    stored = await score_and_store(store, imported, scoring=agent_run_scoring())
+    return stored[0].id
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +79,10 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Big]:
     store = Store(f"sqlite:///{root / 'store.db'}")
     labels_run = seed_label_run(store, 4_000, labels=2_000, right=0.7, name="2,000 labels")
     seed_judged_store(store, judged=JUDGED_RUNS, per_run=PER_RUN, plain=230)
+    chat = run_sync(_store_chat(store))
     app = create_app(Settings(_env_file=None, home=root / "home"), store=store)  # type: ignore[call-arg]
     with serve_on_free_port(app) as url:
-        yield Big(url, labels_run)
+        yield Big(url, labels_run, chat)
     store.close()
 
 
@@ -140,3 +175,27 @@ def test_a_cursor_the_queue_did_not_make_is_refused_in_one_line(page: Page, big:
     assert response is not None
     assert response.status == 400
     assert "cursor: not a position this queue handed out" in page.inner_text("main")
+
+
+def test_a_trajectory_shows_its_conversation_above_the_timeline(page: Page, big: Big) -> None:
+    _open(page, f"{big.url}/trajectories/{big.chat}")
+    thread = page.locator("ol.thread > li")
+    roles = thread.locator(".msg-role").all_inner_texts()
+    assert roles == ["System", "User", "Tool", "Assistant"]
+    assert "You are the support agent" in thread.nth(0).inner_text()
+    assert "Please refund order 1042" in thread.nth(1).inner_text()
+    assert "get_order" in thread.nth(2).inner_text()
+    assert '"order_id": "1042"' in thread.nth(2).locator(".msg-args").inner_text()
+    conversation = page.locator("#conversation").bounding_box()
+    timeline = page.locator("h2:has-text('Timeline')").bounding_box()
+    assert conversation is not None
+    assert timeline is not None
+    assert conversation["y"] < timeline["y"]
+    answer = thread.nth(3)
+    shown = answer.locator(".clip-text").first.inner_text()
+    assert len(shown) <= 1_201
+    assert shown.endswith("…")
+    more = answer.locator("details.clip-more")
+    assert "Show all 4,995 characters" in more.locator("summary").inner_text()
+    more.locator("summary").click()
+    assert more.locator(".clip-text").inner_text().strip() == LONG_ANSWER.strip()
