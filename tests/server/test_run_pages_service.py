@@ -213,3 +213,15 @@ def test_a_page_past_the_end_says_how_many_the_listing_holds(tmp_path: Path) -> 
         assert shown.status_code == 200
         assert "No example on this page: the listing holds 12" in shown.text
     store.close()
+
+
+def test_a_run_compared_with_itself_is_said_to_be_the_same_run(store: Store) -> None:
+    from arbiter.service.compare import compare_runs
+
+    run_id = _run(store, 20)
+    compared = compare_runs(store, run_id, run_id)
+    assert compared.warnings == [
+        "A and B are the same run: every figure is compared with itself, nothing can differ"
+    ]
+    assert compared.diff.fixed == []
+    assert compared.diff.broken == []

@@ -336,6 +336,11 @@ def compare_page(
                 row for s in diff.scorers for row in runs_view.delta_rows(s, f"{s.name}: ")
             ],
             "cohort_rows": runs_view.cohort_delta_rows(compared.cohorts),
+            "others": [
+                other
+                for other in runs_to_compare(store, compared.a.info, viewer=who.viewer)
+                if other[0] != compared.a.info.id
+            ],
             "system_text": runs_view.system_text,
             "run_title": runs_view.run_title,
         },

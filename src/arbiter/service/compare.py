@@ -33,9 +33,14 @@ def compare_runs(store: Store, run_a: str, run_b: str) -> Comparison:
 
 def compare_loaded(a: StoredRun, b: StoredRun) -> Comparison:
     """Diff two runs already read from the store (see :func:`compare_runs`)."""
-    warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
-    warnings += comparability_notes(a.info, b.info)
-    warnings += scorer_notes(a.report.scorers, b.report.scorers)
+    if a.info.id == b.info.id:
+        same = "A and B are the same run: every figure is compared with itself, nothing can differ"
+        warnings = [same]
+    else:
+        warnings = [note for run in (a, b) if (note := incomplete_note(run)) is not None]
+    if a.info.id != b.info.id:
+        warnings += comparability_notes(a.info, b.info)
+        warnings += scorer_notes(a.report.scorers, b.report.scorers)
     diff = diff_runs(
         a.info.id,
         a.results,

@@ -158,6 +158,26 @@ def test_the_comparison_shows_paired_deltas_cohorts_and_the_flips(
     assert page_events.errors == []
 
 
+def test_a_run_compared_with_itself_says_so_and_offers_other_runs(
+    page: Page, live_url: str, seeded: Seeded
+) -> None:
+    _open(page, f"{live_url}/compare?a={seeded.demo_run}&b={seeded.demo_run}")
+    status = page.locator(".compare-empty")
+    assert "A and B are the same run." in status.inner_text()
+    assert status.locator("a", has_text="screener v2").count() == 1
+    assert page.locator("h2", has_text="What changed").count() == 0
+
+
+def test_runs_with_no_example_in_common_say_there_is_nothing_to_compare(
+    page: Page, live_url: str, seeded: Seeded
+) -> None:
+    _open(page, f"{live_url}/compare?a={seeded.demo_run}&b={seeded.qa_run}")
+    status = page.locator(".compare-empty")
+    assert "These runs share no example: there is nothing to compare." in status.inner_text()
+    assert "A has 240 examples" in status.inner_text()
+    assert page.locator("h2", has_text="Flipped examples").count() == 0
+
+
 def test_the_verdict_page_marks_each_quote_where_it_stands(
     page: Page, live_url: str, seeded: Seeded
 ) -> None:
