@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import math
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +112,8 @@ class EvalResult:
     """Where the run is stored."""
     node_id: str | None = None
     """The test that made it."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """The stored run's tags (its node id, its label)."""
     _failing: list[tuple[str, str]] | None = field(default=None, repr=False)
 
     @property
@@ -217,7 +220,9 @@ class EvalResult:
 
         Args:
             baseline: A run id (or a unique prefix), or a label: the newest completed run
-                this test stored under ``--arbiter-label`` that label.
+                this test stored under ``--arbiter-label`` that label. A run itself stored
+                under that label, with no earlier one, is the first baseline: it passes
+                with a warning.
             epsilon: A drop tolerated even when significant.
 
         Raises:
@@ -229,6 +234,8 @@ class EvalResult:
                 "assert_no_regression compares with a stored baseline: this result has no store"
             )
         base = self._baseline(baseline)
+        if base is None:
+            return
         diff = self._diff(base)
         regressed = [d for d in diff.deltas if d.delta < -epsilon and d.high < 0]
         if not regressed:
@@ -245,7 +252,7 @@ class EvalResult:
         lines.append(f"broken ({len(broken)}): {shown or 'none'}{more}")
         raise AssertionError("\n".join(lines))
 
-    def _baseline(self, baseline: str) -> str:
+    def _baseline(self, baseline: str) -> str | None:
         from arbiter.errors import StoreError
         from arbiter.service.browse import RunFilter, list_runs
 
@@ -259,6 +266,13 @@ class EvalResult:
         tags = {LABEL_TAG: baseline, **({NODE_TAG: self.node_id} if self.node_id else {})}
         listing = list_runs(self.store, RunFilter(tags=tags, status="completed"), limit=2)
         runs = [info.id for info in listing.items if info.id != self.run_id]
+        if not runs and self.tags.get(LABEL_TAG) == baseline:
+            warnings.warn(
+                f"no earlier run labelled {escape.terminal(baseline)!r} for this test: this "
+                "run is the first baseline, nothing to compare with yet",
+                stacklevel=3,
+            )
+            return None
         if not runs:
             raise AssertionError(
                 f"no baseline run {escape.terminal(baseline)!r} for this test in "
@@ -357,7 +371,8 @@ def evaluate(
     report = run_sync(run_prepared(prepared, store))
     assert report.run_id is not None  # a stored run has an id
     examples = prepared.dataset.examples[: config.limit or None]
-    return EvalResult(report, examples, store.results(report.run_id), store=store, node_id=node_id)
+    results = store.results(report.run_id)
+    return EvalResult(report, examples, results, store=store, node_id=node_id, tags=run_tags)
 
 
 def assert_output(

@@ -181,8 +181,10 @@ def test_assert_no_regression_fails_against_the_labelled_baseline(
     missing = pytester.runpytest("-p", "no:cacheprovider")
     missing.assert_outcomes(failed=1)
     missing.stdout.fnmatch_lines(["*no baseline run 'main' for this test*--arbiter-label main*"])
-    # A run stored under the label compares with the label's earlier run: no change.
-    pytester.runpytest("-p", "no:cacheprovider", "--arbiter-label", "main")
+    # The first run stored under the label is the baseline; the next compares with it.
+    first = pytester.runpytest("-p", "no:cacheprovider", "--arbiter-label", "main")
+    first.assert_outcomes(passed=1, warnings=1)
+    first.stdout.fnmatch_lines(["*this run is the first baseline, nothing to compare with yet"])
     baseline = pytester.runpytest("-p", "no:cacheprovider", "--arbiter-label", "main")
     baseline.assert_outcomes(passed=1)
     pytester.makepyfile(test_quiz=suite.format(target="worse"))
