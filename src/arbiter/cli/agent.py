@@ -17,6 +17,12 @@ import typer
 
 from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, out_console
+from arbiter.cli.gate_options import (
+    MaxErrorRateOption,
+    MaxUndecidedRateOption,
+    MinDecidedOption,
+    run_checks,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -241,6 +247,9 @@ def run(
     baseline: Annotated[
         str | None, typer.Option(help="A stored run whose significant regressions fail.")
     ] = None,
+    max_error_rate: MaxErrorRateOption = None,
+    max_undecided_rate: MaxUndecidedRateOption = None,
+    min_decided: MinDecidedOption = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight at once.")] = 4,
     timeout: Annotated[
         float | None, typer.Option(min=0.001, help="Seconds one case may take.")
@@ -263,7 +272,9 @@ def run(
     engine_choice = EngineChoice.of(engine, ray_address)
 
     floors = {"min_accuracy": min_pass_rate, "min_pass_k": min_pass_k, "baseline": baseline}
-    gate = RunGate(**floors) if any(v is not None for v in floors.values()) else None
+    checks = run_checks(max_error_rate, max_undecided_rate, min_decided)
+    given = any(v is not None for v in floors.values()) or checks
+    gate = RunGate(**floors, **checks) if given else None
     started: list[str] = []
 
     def on_start(run_id: str) -> None:
@@ -311,7 +322,7 @@ def run(
                     note(f"gate: {line}")
             else:
                 shown = {"min_pass_rate": min_pass_rate, "min_pass_k": min_pass_k}
-                render_gate(result, out_console(), {**shown, "baseline": baseline})
+                render_gate(result, out_console(), {**shown, "baseline": baseline, **checks})
             if not result.passed:
                 raise GateFailed(f"gate failed for run {report.run_id}")
     finally:

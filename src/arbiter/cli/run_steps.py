@@ -357,10 +357,16 @@ def _gate(
     """Gate the finished run (an eval file's ``[gate]``); a missed floor exits 1."""
     from arbiter.cli.render_run import render_gate
     from arbiter.errors import GateFailed
-    from arbiter.service.runs import gate_run
+    from arbiter.service.runs import GateFloors, gate_run
 
     assert report.run_id is not None
     result = gate_run(store, report.run_id, floors, baseline=baseline)
+    defaults = GateFloors()
+    checks = {
+        name: getattr(floors, name)
+        for name in ("max_error_rate", "max_undecided_rate", "min_decided")
+        if getattr(floors, name) != getattr(defaults, name)
+    }
     if as_json:
         note(f"gate: {'passed' if result.passed else 'failed'}")
         for line in result.failures:
@@ -374,6 +380,7 @@ def _gate(
                 "min_pass_k": floors.min_pass_k,
                 "cohorts": floors.cohorts,
                 "baseline": baseline,
+                **checks,
             },
         )
     if not result.passed:

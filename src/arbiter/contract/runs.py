@@ -10,10 +10,32 @@ from pydantic import BaseModel, Field
 from arbiter.contract.data import Output
 from arbiter.contract.scores import Score, ScorerSpec
 
-__all__ = ["PairResult", "RunConfig", "RunGate", "RunInfo", "RunSegment", "RunStatus"]
+__all__ = [
+    "DEFAULT_MAX_ERROR_RATE",
+    "DEFAULT_MAX_UNDECIDED_RATE",
+    "DEFAULT_MIN_DECIDED",
+    "PairResult",
+    "RunConfig",
+    "RunGate",
+    "RunInfo",
+    "RunSegment",
+    "RunStatus",
+]
 
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 """Where a run is: ``completed`` only when every (example, repetition) pair has a result."""
+
+
+DEFAULT_MAX_ERROR_RATE = 0.2
+"""Share of (example, repetition) pairs whose call failed above which a run fails the
+gate: past it the run measured the system's outages, not its answers."""
+DEFAULT_MAX_UNDECIDED_RATE = 0.5
+"""Share of pairs with no decided outcome (every gating scorer abstained or errored)
+above which a run fails the gate: its pass rate would speak for a minority of pairs."""
+DEFAULT_MIN_DECIDED = 1
+"""Fewest decided pairs a run needs to pass the gate: by default one, so a run that
+decided nothing fails; a golden set of a few cases still gates. Raise it to refuse a
+verdict on too little data."""
 
 
 class RunGate(BaseModel):
@@ -30,6 +52,13 @@ class RunGate(BaseModel):
     """A stored run to compare with (significant regressions fail)."""
     epsilon: float = Field(default=0.0, ge=0)
     """Drop against the baseline tolerated even when significant."""
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0, le=1)
+    """Run check: the largest share of pairs whose call failed (docs/architecture.md
+    §Glossary, release gate); a run past it fails whatever the floors."""
+    max_undecided_rate: float = Field(default=DEFAULT_MAX_UNDECIDED_RATE, ge=0, le=1)
+    """Run check: the largest share of pairs without a decided outcome."""
+    min_decided: int = Field(default=DEFAULT_MIN_DECIDED, ge=0)
+    """Run check: the fewest decided pairs the run needs to pass."""
 
 
 class RunConfig(BaseModel):

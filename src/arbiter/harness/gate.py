@@ -18,6 +18,11 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from arbiter.contract import Report
+from arbiter.contract.runs import (
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MAX_UNDECIDED_RATE,
+    DEFAULT_MIN_DECIDED,
+)
 from arbiter.stats import paired_bootstrap_diff
 
 __all__ = [
@@ -31,17 +36,6 @@ __all__ = [
 
 OVERFIT_MIN_EXAMPLES = 10
 """A perfect score on at least this many examples is reported as an over-fit smell."""
-
-DEFAULT_MAX_ERROR_RATE = 0.2
-"""Share of (example, repetition) pairs whose call failed above which a run fails the
-gate: past it the run measured the system's outages, not its answers."""
-DEFAULT_MAX_UNDECIDED_RATE = 0.5
-"""Share of pairs with no decided outcome (every gating scorer abstained or errored)
-above which a run fails the gate: its pass rate would speak for a minority of pairs."""
-DEFAULT_MIN_DECIDED = 1
-"""Fewest decided pairs a run needs to pass the gate: by default one, so a run that
-decided nothing fails; a golden set of a few cases still gates. Raise it to refuse a
-verdict on too little data."""
 
 
 class GateResult(BaseModel):

@@ -38,6 +38,11 @@ from arbiter.contract import (
     StoredTrajectory,
     Verdict,
 )
+from arbiter.contract.runs import (
+    DEFAULT_MAX_ERROR_RATE,
+    DEFAULT_MAX_UNDECIDED_RATE,
+    DEFAULT_MIN_DECIDED,
+)
 from arbiter.store import Store
 from arbiter.store.signature_repository import save_signature
 
@@ -61,6 +66,7 @@ __all__ = [
     "attest_verdict",
     "attestation_document",
     "configured_signer",
+    "floors_claim",
     "gate_record_id",
     "grounding_parts",
     "resolve_signer",
@@ -276,10 +282,13 @@ def attest_run(
 
 def gate_record_id(run_id: str, floors: FloorsLike, baseline: str | None) -> str:
     """The record id of a gate decision: the run and a digest of what it was gated on."""
-    return f"{run_id}:{digest_of(_floors(floors, baseline))[:16]}"
+    return f"{run_id}:{digest_of(floors_claim(floors, baseline))[:16]}"
 
 
-def _floors(floors: FloorsLike, baseline: str | None) -> dict[str, Any]:
+def floors_claim(floors: FloorsLike, baseline: str | None) -> dict[str, Any]:
+    """What a gate was decided on, as signed: its floors and baseline, and each run
+    check set away from its default (so a decision or registration signed before run
+    checks could be set keeps its digest)."""
     shown: dict[str, Any] = {
         "min_accuracy": floors.min_accuracy,
         "min_pass_k": floors.min_pass_k,
@@ -287,15 +296,11 @@ def _floors(floors: FloorsLike, baseline: str | None) -> dict[str, Any]:
         "epsilon": floors.epsilon,
         "baseline": baseline,
     }
-    from arbiter.harness import gate  # numpy behind it: loaded when a gate is signed
-
     defaults: dict[str, float] = {
-        "max_error_rate": gate.DEFAULT_MAX_ERROR_RATE,
-        "max_undecided_rate": gate.DEFAULT_MAX_UNDECIDED_RATE,
-        "min_decided": gate.DEFAULT_MIN_DECIDED,
+        "max_error_rate": DEFAULT_MAX_ERROR_RATE,
+        "max_undecided_rate": DEFAULT_MAX_UNDECIDED_RATE,
+        "min_decided": DEFAULT_MIN_DECIDED,
     }
-    # The run checks join the signed floors only when set away from their defaults, so
-    # a decision signed before they existed keeps its record id.
     for name, default in defaults.items():
         value = getattr(floors, name, default)
         if value != default:
@@ -321,7 +326,7 @@ def attest_gate(
             "run_id": run.info.id,
             "dataset_hash": run.info.dataset_hash,
             "results_sha256": digest_of(run_pairs(run.results)),
-            "floors": _floors(floors, baseline),
+            "floors": floors_claim(floors, baseline),
         },
         scorers=_specs(run.report.scorers),
         claim=result.model_dump(mode="json"),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from arbiter.attest import SigningKey, digest_of, render_envelope, verify_artifact
 from arbiter.contract import Dataset, ScorerSpec
 from arbiter.errors import InputError
-from arbiter.service.attestation import attestation_document
+from arbiter.service.attestation import attestation_document, floors_claim
 from arbiter.service.runs import GateFloors
 
 if TYPE_CHECKING:
@@ -36,16 +36,6 @@ def default_registration_path(spec: Path) -> Path:
     ``qa.registration.json``."""
     stem = spec.name.removesuffix(".toml").removesuffix(".eval")
     return spec.with_name(f"{stem}.registration.json")
-
-
-def _floors(floors: GateFloors, baseline: str | None) -> dict[str, Any]:
-    return {
-        "min_accuracy": floors.min_accuracy,
-        "min_pass_k": floors.min_pass_k,
-        "cohorts": dict(sorted(floors.cohorts.items())),
-        "epsilon": floors.epsilon,
-        "baseline": baseline,
-    }
 
 
 def preregister(plan: EvalPlan, dataset: Dataset, key: SigningKey, *, out: Path) -> dict[str, str]:
@@ -80,7 +70,7 @@ def preregister(plan: EvalPlan, dataset: Dataset, key: SigningKey, *, out: Path)
             "limit": plan.config.limit,
         },
         scorers=[spec.model_dump(mode="json") for spec in plan.scorers],
-        claim={"floors": _floors(plan.floors, plan.baseline)},
+        claim={"floors": floors_claim(plan.floors, plan.baseline)},
     )
     envelope = key.sign(document)
     try:
@@ -91,7 +81,11 @@ def preregister(plan: EvalPlan, dataset: Dataset, key: SigningKey, *, out: Path)
 
 
 def _shown(floors: dict[str, Any]) -> str:
-    set_ = [f"{name}={value}" for name, value in floors.items() if value not in (None, {}, 0.0)]
+    set_ = [
+        f"{name}={value}"
+        for name, value in floors.items()
+        if value is not None and value != {} and not (name == "epsilon" and value == 0.0)
+    ]
     return ", ".join(set_) or "no floor"
 
 
@@ -118,11 +112,16 @@ class Registration:
         self.path = path
         self.payload = payload
         floors = payload["claim"]["floors"]
+        defaults = GateFloors()
         self.floors = GateFloors(
             min_accuracy=floors["min_accuracy"],
             min_pass_k=floors["min_pass_k"],
             cohorts=dict(floors["cohorts"]),
             epsilon=floors["epsilon"],
+            # Run checks are signed only when set away from their defaults.
+            max_error_rate=floors.get("max_error_rate", defaults.max_error_rate),
+            max_undecided_rate=floors.get("max_undecided_rate", defaults.max_undecided_rate),
+            min_decided=floors.get("min_decided", defaults.min_decided),
         )
         self.baseline: str | None = floors["baseline"]
         self.signed_at = datetime.fromisoformat(payload["signed_at"])
@@ -187,15 +186,15 @@ def check_registration(
         )
     used = [spec.model_dump(mode="json") for spec in scorers]
     differences.extend(_scorer_differences(used, registration.scorers))
-    registered = _floors(registration.floors, registration.baseline)
+    registered = floors_claim(registration.floors, registration.baseline)
     own = info.run_config.gate
-    if own is not None and _floors(GateFloors.of(own), own.baseline) != registered:
-        shown = _shown(_floors(GateFloors.of(own), own.baseline))
+    if own is not None and floors_claim(GateFloors.of(own), own.baseline) != registered:
+        shown = _shown(floors_claim(GateFloors.of(own), own.baseline))
         differences.append(f"the run's own [gate] {shown} (registered {_shown(registered)})")
-    if given is not None and _floors(given, None) != _floors(registration.floors, None):
+    if given is not None and floors_claim(given, None) != floors_claim(registration.floors, None):
         differences.append(
-            f"floors {_shown(_floors(given, None))} "
-            f"(registered {_shown(_floors(registration.floors, None))})"
+            f"floors {_shown(floors_claim(given, None))} "
+            f"(registered {_shown(floors_claim(registration.floors, None))})"
         )
     if differences:
         raise InputError(

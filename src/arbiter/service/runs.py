@@ -429,12 +429,16 @@ class GateFloors:
 
     @classmethod
     def of(cls, gate: RunGate) -> GateFloors:
-        """The floors of a run's stored gate (its baseline is apart: ``gate.baseline``)."""
+        """The floors and run checks of a run's stored gate (its baseline is apart:
+        ``gate.baseline``)."""
         return cls(
             min_accuracy=gate.min_accuracy,
             min_pass_k=gate.min_pass_k,
             cohorts=dict(gate.cohorts),
             epsilon=gate.epsilon,
+            max_error_rate=gate.max_error_rate,
+            max_undecided_rate=gate.max_undecided_rate,
+            min_decided=gate.min_decided,
         )
 
 
