@@ -14,7 +14,7 @@ Registered through the ``pytest11`` entry point, so installing Arbiter is enough
                               expected=arbiter_example.expected)
 
 Paths in the marker are relative to the test file. Each evaluation is stored as a run
-(named and tagged with the test's node id, and with ``--arbiter-label``'s label), its
+(named after the test, tagged with its node id and ``--arbiter-label``'s label), its
 figures are added to the test's JUnit XML properties, and the runs are listed at the end
 of the session. Options: ``--arbiter-k`` (repetitions, over the marker's),
 ``--arbiter-store URL`` (default: the configured store), ``--arbiter-no-store`` (a
@@ -161,7 +161,7 @@ class Evaluator:
                 dataset=dataset,
                 k=k,
                 tags=tags,
-                name=merged.pop("name", None) or node.nodeid[:200],
+                name=merged.pop("name", None) or node.name[:200],
                 store=self._store,
                 node_id=node.nodeid,
                 **merged,

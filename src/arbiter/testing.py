@@ -198,7 +198,8 @@ class EvalResult:
         lines = [
             f"{escape.terminal(self.report.dataset, limit=100)} ({where}): {self.pass_rate!r}, "
             f"{self.pass_hat_k!r}, error rate {self.error_rate:.1%}",
-            f"failing {len(self.failing)}/{self.report.n_examples} examples:",
+            f"failing {len(self.failing)}/{self.report.n_examples} examples"
+            + (":" if self.failing else ": none"),
             *(f"  {line}" for line in self.failing),
         ]
         return "\n".join(lines)
@@ -229,6 +230,7 @@ class EvalResult:
             AssertionError: A figure regressed (the message names it, its change with the
                 interval, and the examples that broke), or no baseline run is found.
         """
+        __tracebackhide__ = True  # pytest shows the test's line, not these
         if self.store is None:
             raise AssertionError(
                 "assert_no_regression compares with a stored baseline: this result has no store"
@@ -253,6 +255,7 @@ class EvalResult:
         raise AssertionError("\n".join(lines))
 
     def _baseline(self, baseline: str) -> str | None:
+        __tracebackhide__ = True  # pytest shows the test's line, not these
         from arbiter.errors import StoreError
         from arbiter.service.browse import RunFilter, list_runs
 
@@ -282,6 +285,7 @@ class EvalResult:
         return runs[0]
 
     def _diff(self, base: str) -> RunDiff:
+        __tracebackhide__ = True  # pytest shows the test's line, not these
         from arbiter.service.compare import compare_runs
 
         assert self.store is not None
@@ -409,6 +413,7 @@ def assert_output(
         >>> assert_output("Paris", scorer="normalized", expected=" paris ").passed
         True
     """
+    __tracebackhide__ = True  # pytest shows the test's line, not these
     from arbiter.service.output_scoring import score_output
 
     score = run_sync(
