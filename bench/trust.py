@@ -29,8 +29,9 @@ from pathlib import Path
 
 from sqlalchemy import Table, select
 
+from arbiter.config import Settings
 from arbiter.service.backtest import parse_thresholds, run_backtest
-from arbiter.service.trust import TrustSettings, evaluate_breaker, trust_statuses
+from arbiter.service.trust import evaluate_breaker, trust_statuses
 from arbiter.store import Store
 from arbiter.store.trajectory_models import TrajectoryRow, TrajectoryScoreRow
 from arbiter.trust import TrustPolicy
@@ -154,7 +155,7 @@ def bench_breaker(folder: Path, history: int, calls: int) -> None:
         passed=True,
         band="healthy",
     )
-    settings = TrustSettings(webhook_urls="")
+    settings = Settings(_env_file=None, trust_webhook_urls="")  # type: ignore[call-arg]
     policy = TrustPolicy(breaker_mode="freeze")
 
     async def go() -> list[float]:
@@ -182,7 +183,6 @@ def bench_breaker(folder: Path, history: int, calls: int) -> None:
 def _route_latency(folder: Path, calls: int) -> tuple[float, float]:
     from fastapi.testclient import TestClient
 
-    from arbiter.config import Settings
     from arbiter.server.app import create_app
 
     store = Store(f"sqlite:///{folder / 'route.db'}")

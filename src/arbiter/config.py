@@ -9,17 +9,28 @@ keep the names the vendors and the reference systems use (``OPENAI_API_KEY``,
 from __future__ import annotations
 
 import json
+import logging
 import math
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from arbiter.errors import InputError
 
 __all__ = ["Settings", "read_price_table"]
+
+_log = logging.getLogger(__name__)
 
 
 class Settings(BaseSettings):
@@ -145,6 +156,78 @@ class Settings(BaseSettings):
     """Where users reach ``arbiter serve`` (``ARBITER_SERVER_URL``, e.g.
     ``https://arbiter.example.com``): the markdown report links its run's page there.
     Unset: no link."""
+
+    trust_policy: Path | None = None
+    """The trust policy file (``ARBITER_TRUST_POLICY``, see docs/trust.md); unset: the
+    shipped policy. A malformed file is an error naming the key, never a silent default."""
+    trust_webhook_urls: str = ""
+    """Where trust events (breaker trips) are POSTed, comma-separated
+    (``ARBITER_TRUST_WEBHOOK_URLS``); empty: nowhere."""
+    trust_webhook_secret: SecretStr | None = None
+    """Shared secret of the webhooks' HMAC-SHA256 signature
+    (``ARBITER_TRUST_WEBHOOK_SECRET``); never logged. Unset: deliveries are unsigned."""
+    trust_webhook_retries: int = Field(default=2, ge=0, le=10)
+    """Retries of a failed webhook delivery (``ARBITER_TRUST_WEBHOOK_RETRIES``)."""
+    trust_webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
+    """Seconds one webhook delivery may take, retries included
+    (``ARBITER_TRUST_WEBHOOK_TIMEOUT_S``)."""
+    trust_gate_judges: str = "mock"
+    """The scope judge panel of the server's ``POST /v1/gate``, ``provider:model``
+    comma-separated (``ARBITER_TRUST_GATE_JUDGES``); ``mock`` abstains on every answer."""
+    trust_judges: Literal["on", "off"] = "off"
+    """Whether the judge panels run on ingested traces by default
+    (``ARBITER_TRUST_JUDGES``); an agent's own setting (inherit, on, off) wins. A value
+    that is neither falls back to ``off`` with a log line."""
+    trust_judge_panel: str = ""
+    """The models of the ingest judges' panel, ``provider:model`` comma-separated
+    (``ARBITER_TRUST_JUDGE_PANEL``); empty: no judge runs on ingest."""
+    trust_judge_names: str = ""
+    """The judges asked about ingested runs, comma-separated
+    (``ARBITER_TRUST_JUDGE_NAMES``, e.g. ``groundedness,answer_groundedness``); empty: all."""
+    trust_judge_sample_rate: float = 0.0
+    """Share of clean ingested runs the judges also see, drawn per run id as
+    ``arbiter online score`` draws (``ARBITER_TRUST_JUDGE_SAMPLE_RATE``); a run a
+    deterministic scorer failed is always judged. Clamped to [0, 1]; a value that is not
+    a number falls back to 0 with a log line."""
+    trust_judge_seed: int = 0
+    """Seed of that draw (``ARBITER_TRUST_JUDGE_SEED``)."""
+    trust_judge_budget_s: float = Field(default=25.0, gt=0, le=600)
+    """Bound in seconds on judging one ingested run, raised to one full judge call
+    (``ARBITER_TRUST_JUDGE_BUDGET_S``); it runs after the ingest's answer is sent."""
+    trust_judge_concurrency: int = Field(default=4, ge=1, le=256)
+    """Ingested runs judged at once (``ARBITER_TRUST_JUDGE_CONCURRENCY``); runs past
+    ``trust_judge_queue`` waiting are not judged, and counted."""
+    trust_judge_queue: int = Field(default=1000, ge=1)
+    """Most ingested runs waiting for the judges (``ARBITER_TRUST_JUDGE_QUEUE``)."""
+    trust_review_ttl_days: float = Field(default=90.0, gt=0)
+    """Days a settled review (a parked answer released or discarded) stays in the review
+    queue (``ARBITER_TRUST_REVIEW_TTL_DAYS``); a pending one never expires."""
+
+    @field_validator("trust_judges", mode="wrap")
+    @classmethod
+    def _judges_or_off(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # A typo must not switch judging on or off by accident: it falls back, said so.
+        try:
+            return handler(value.strip().lower() if isinstance(value, str) else value)
+        except ValidationError:
+            _log.warning("ARBITER_TRUST_JUDGES=%r is not on or off; judges stay off", value)
+            return "off"
+
+    @field_validator("trust_judge_sample_rate", mode="wrap")
+    @classmethod
+    def _rate_in_unit(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            rate = float(handler(value))
+        except ValidationError:
+            rate = math.nan
+        if math.isnan(rate):
+            _log.warning("ARBITER_TRUST_JUDGE_SAMPLE_RATE=%r is not a number; using 0", value)
+            return 0.0
+        return min(1.0, max(0.0, rate))
+
+    def trust_webhooks(self) -> list[str]:
+        """``trust_webhook_urls`` as a list, blanks left out."""
+        return [url.strip() for url in self.trust_webhook_urls.split(",") if url.strip()]
 
     @model_validator(mode="after")
     def _merge_price_table(self) -> Settings:

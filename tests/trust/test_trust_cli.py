@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arbiter.service.trust import TrustSettings, evaluate_breaker
+from arbiter.config import Settings
+from arbiter.service.trust import evaluate_breaker
 from arbiter.store import Store
 from arbiter.trust import TrustPolicy
 from tests.trust.helpers import save, stored
@@ -24,7 +25,11 @@ def _seed(tmp_path: Path) -> Store:
     policy = TrustPolicy(breaker_mode="freeze")
     asyncio.run(
         evaluate_breaker(
-            store, bad, owner=None, policy=policy, settings=TrustSettings(webhook_urls="")
+            store,
+            bad,
+            owner=None,
+            policy=policy,
+            settings=Settings(_env_file=None, trust_webhook_urls=""),  # type: ignore[call-arg]
         )
     )
     return store

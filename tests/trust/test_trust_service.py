@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from arbiter.config import Settings
 from arbiter.errors import StoreError
 from arbiter.service.backtest import parse_thresholds, run_backtest
 from arbiter.service.inbox import ack_event, inbox, unacked_count
 from arbiter.service.trust import (
-    TrustSettings,
     agent_trust,
     evaluate_breaker,
     trust_history,
@@ -30,7 +30,7 @@ from tests.trust.helpers import START, save, stored
 
 POLICY = TrustPolicy(min_runs_proven=5, min_runs_trusted=10, breaker_mode="freeze")
 NOW = START + timedelta(days=1)
-QUIET = TrustSettings(webhook_urls="")
+QUIET = Settings(_env_file=None, trust_webhook_urls="")  # type: ignore[call-arg]
 
 
 def _breaker(store: Store, records: list, owner: str | None = None) -> list:  # type: ignore[type-arg]
@@ -100,7 +100,7 @@ def test_another_owners_event_is_not_found(store: Store) -> None:
 
 
 def test_a_breaker_failure_never_reaches_ingest(store: Store, tmp_path: Path) -> None:
-    broken = TrustSettings(policy=tmp_path / "missing.toml")
+    broken = Settings(_env_file=None, trust_policy=tmp_path / "missing.toml")  # type: ignore[call-arg]
     records = [stored(1, "bot", False)]
     assert asyncio.run(evaluate_breaker(store, records, owner=None, settings=broken)) == []
 
@@ -109,7 +109,9 @@ def test_a_dead_webhook_is_recorded_and_becomes_an_event(store: Store) -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused", request=request)
 
-    settings = TrustSettings(webhook_urls="http://127.0.0.1:9/hook", webhook_retries=1)
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, trust_webhook_urls="http://127.0.0.1:9/hook", trust_webhook_retries=1
+    )
     records = [stored(i, "bot", False) for i in range(6)]
     save(store, records)
 

@@ -18,12 +18,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from arbiter.config import Settings
 from arbiter.contract import ToolCall
 from arbiter.contract.gate import GateDecision, GateMode, GateScope, ParkedStatus
 from arbiter.contract.trust import TrustEvent, TrustStatus, Vote
 from arbiter.errors import InputError
 from arbiter.server.auth import Principal, principal
-from arbiter.server.deps import app_store
+from arbiter.server.deps import app_settings, app_store
 from arbiter.server.errors import ApiError, error_responses
 from arbiter.server.pagination import decode_cursor, encode_cursor
 from arbiter.server.responses import ApiJSONResponse
@@ -54,6 +55,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", default_response_class=ApiJSONResponse)
 
 StoreDep = Annotated[Store, Depends(app_store)]
+SettingsDep = Annotated[Settings, Depends(app_settings)]
 Who = Annotated[Principal, Depends(principal)]
 AgentName = Annotated[str, Path(min_length=1, max_length=1000, description="The agent's name.")]
 OwnerQuery = Annotated[
@@ -70,11 +72,11 @@ def _owner(who: Principal, owner: str | None) -> str | None:
 
 @router.get("/agents/{name}/trust", tags=["trust"], responses=error_responses(401, 403, 404))
 def agent_trust_status(
-    name: AgentName, store: StoreDep, who: Who, owner: OwnerQuery = None
+    name: AgentName, store: StoreDep, who: Who, settings: SettingsDep, owner: OwnerQuery = None
 ) -> TrustStatus:
     """The agent's trust: state, conduct with its interval, integrity, and whether a
     platform may let it act unattended (``autonomous``)."""
-    found = agent_trust(store, name, owner=_owner(who, owner), policy=trust_policy())
+    found = agent_trust(store, name, owner=_owner(who, owner), policy=trust_policy(settings))
     if found is None:
         raise ApiError(404, f"no agent named {name[:200]!r} has a run this key may see")
     return found
@@ -291,7 +293,9 @@ class BacktestBody(BaseModel):
 
 
 @router.post("/trust/backtest", tags=["trust"], responses=error_responses(400, 401))
-def post_backtest(body: BacktestBody, store: StoreDep, who: Who) -> BacktestReport:
+def post_backtest(
+    body: BacktestBody, store: StoreDep, who: Who, settings: SettingsDep
+) -> BacktestReport:
     """What the proposal would have changed: bands, states, trips, gate outcomes.
     Read-only; whatever a judge would decide is reported as going to a judge."""
     if isinstance(body.policy, str):
@@ -304,7 +308,7 @@ def post_backtest(body: BacktestBody, store: StoreDep, who: Who) -> BacktestRepo
     return run_backtest(
         store,
         proposed,
-        current=trust_policy(),
+        current=trust_policy(settings),
         thresholds=parse_thresholds(body.thresholds, where="body.thresholds"),
         gate_mode=body.gate_mode,
         viewer=who.viewer,
@@ -347,9 +351,8 @@ def _gate_judge(request: Request) -> Any:
     (``app.state.gate_judge``), else a panel of ``ARBITER_TRUST_GATE_JUDGES``."""
     judge = getattr(request.app.state, "gate_judge", None)
     if judge is None:
-        from arbiter.service.trust import TrustSettings
-
-        members = [m.strip() for m in TrustSettings().gate_judges.split(",") if m.strip()]
+        configured = app_settings(request).trust_gate_judges
+        members = [m.strip() for m in configured.split(",") if m.strip()]
         judge = request.app.state.gate_judge = scope_judge(members or ["mock"])
     return judge
 

@@ -6,8 +6,8 @@ The pure rules live in :mod:`arbiter.trust`; this module reads the evidence from
 store, keeps the breaker's memory there (so a restart does not trip again), records
 events and freezes, and sends webhooks.
 
-Settings come from ``ARBITER_TRUST_*`` variables (:class:`TrustSettings`): the policy
-file, the webhook URLs (comma-separated) and their shared secret.
+Its settings are the ``trust_*`` fields of :class:`~arbiter.config.Settings`
+(``ARBITER_TRUST_*`` variables): the policy file, the webhook URLs and their secret.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict
 
+from arbiter.config import Settings
 from arbiter.contract import StoredTrajectory
 from arbiter.contract.trust import (
     Freeze,
@@ -50,9 +49,10 @@ from arbiter.trust.integrity import integrity_of
 if TYPE_CHECKING:
     import httpx
 
+    from arbiter.telemetry import Telemetry
+
 __all__ = [
     "HistoryItem",
-    "TrustSettings",
     "agent_trust",
     "evaluate_breaker",
     "is_frozen",
@@ -65,36 +65,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class TrustSettings(BaseSettings):
-    """Settings of the trust loop; every field maps to an ``ARBITER_TRUST_<NAME>`` variable."""
-
-    model_config = SettingsConfigDict(env_prefix="ARBITER_TRUST_", env_file=".env", extra="ignore")
-
-    policy: Path | None = None
-    """The trust policy file; None: the shipped policy."""
-    webhook_urls: str = ""
-    """Where trust events are POSTed, comma-separated; empty: nowhere."""
-    webhook_secret: SecretStr | None = None
-    """The shared secret of the webhooks' HMAC-SHA256 signature."""
-    webhook_retries: int = Field(default=2, ge=0, le=10)
-    """Retries of a failed delivery."""
-    webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
-    """Seconds a delivery may take, retries included."""
-    gate_judges: str = "mock"
-    """The scope judge panel of the server's gate (``provider:model``, comma-separated)."""
-
-    def urls(self) -> list[str]:
-        """The webhook URLs."""
-        return [u.strip() for u in self.webhook_urls.split(",") if u.strip()]
-
-
-def trust_policy(settings: TrustSettings | None = None) -> TrustPolicy:
+def trust_policy(settings: Settings | None = None) -> TrustPolicy:
     """The policy in force: the configured file, else the shipped one.
 
     Raises:
         InputError: The configured file is not a valid policy.
     """
-    path = (settings or TrustSettings()).policy
+    path = (settings or Settings()).trust_policy
     return load_policy(path) if path is not None else default_policy()
 
 
@@ -211,16 +188,18 @@ async def evaluate_breaker(
     *,
     owner: str | None,
     policy: TrustPolicy | None = None,
-    settings: TrustSettings | None = None,
+    settings: Settings | None = None,
     now: datetime | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    telemetry: Telemetry | None = None,
 ) -> list[BreakerOutcome]:
     """Run the breaker for the agents of just-stored runs; never raises.
 
-    Any failure is a log line: ingest is never touched by the breaker.
+    Any failure is a log line: ingest is never touched by the breaker. A trip is an
+    OpenTelemetry event (on a span of ``telemetry``'s, else on the current span).
     """
     try:
-        settings = settings or TrustSettings()
+        settings = settings or Settings()
         policy = policy or trust_policy(settings)
     except Exception as exc:
         log.warning("trust breaker skipped: %s", exc)
@@ -230,7 +209,14 @@ async def evaluate_breaker(
         try:
             outcomes.append(
                 _breaker_for(
-                    store, name, owner, policy, settings, now or datetime.now(UTC), transport
+                    store,
+                    name,
+                    owner,
+                    policy,
+                    settings,
+                    now or datetime.now(UTC),
+                    transport,
+                    telemetry,
                 )
             )
         except Exception as exc:
@@ -243,9 +229,10 @@ def _breaker_for(
     name: str,
     owner: str | None,
     policy: TrustPolicy,
-    settings: TrustSettings,
+    settings: Settings,
     now: datetime,
     transport: httpx.AsyncBaseTransport | None,
+    telemetry: Telemetry | None = None,
 ) -> BreakerOutcome:
     started = time.perf_counter()
     evidence = trust_evidence(
@@ -296,15 +283,15 @@ def _breaker_for(
                     at=now,
                 ),
             )
-        _telemetry_event(event)
-        secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+        _telemetry_event(event, telemetry)
+        secret = settings.trust_webhook_secret
         webhooks.dispatch(
             store,
             event,
-            settings.urls(),
-            secret=secret,
-            retries=settings.webhook_retries,
-            timeout=settings.webhook_timeout_s,
+            settings.trust_webhooks(),
+            secret=secret.get_secret_value() if secret is not None else None,
+            retries=settings.trust_webhook_retries,
+            timeout=settings.trust_webhook_timeout_s,
             transport=transport,
         )
         outcome = outcome.model_copy(
@@ -314,18 +301,32 @@ def _breaker_for(
     return outcome.model_copy(update={"elapsed_ms": elapsed})
 
 
-def _telemetry_event(event: TrustEvent) -> None:
-    """Add the trip as an event on the current OpenTelemetry span, when there is one."""
+def _telemetry_event(event: TrustEvent, telemetry: Telemetry | None) -> None:
+    """Report the trip to OpenTelemetry: an ``arbiter.trust.breaker_trip`` event on a span
+    of its own when ``telemetry`` is given, else on the current span when one records."""
+    attributes: dict[str, str | int | float | bool] = {
+        "arbiter.agent": event.agent[:200],
+        "arbiter.trust_event.id": event.id,
+        "arbiter.trust_event.kind": event.kind,
+        "arbiter.trust_event.severity": event.severity,
+    }
+    for key in ("mode", "conduct", "runs"):
+        value = event.details.get(key)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            attributes[f"arbiter.trust.{key}"] = value
+    if event.owner is not None:
+        attributes["arbiter.owner"] = event.owner
+    if telemetry is not None and telemetry.enabled:
+        with telemetry.span("arbiter.trust.breaker", {"arbiter.agent": event.agent[:200]}) as span:
+            telemetry.event(span, "arbiter.trust.breaker_trip", attributes)
+        return
     try:
         from opentelemetry import trace
     except ImportError:  # the telemetry extra is not installed
         return
     span = trace.get_current_span()
     if span.is_recording():
-        span.add_event(
-            "arbiter.trust.breaker_trip",
-            {"arbiter.agent": event.agent[:200], "arbiter.trust_event.id": event.id},
-        )
+        span.add_event("arbiter.trust.breaker_trip", attributes)
 
 
 def unfreeze_agent(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from arbiter.config import Settings
-from arbiter.service.trust import TrustSettings, evaluate_breaker
+from arbiter.service.trust import evaluate_breaker
 from arbiter.store import Store
 from arbiter.trust import TrustPolicy
 from tests.helpers.local_server import serve_on_free_port
@@ -40,7 +40,7 @@ def inbox_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     bad = [stored(200 + i, BAD, False) for i in range(12)]
     save(store, bad)
     policy = TrustPolicy(breaker_mode="freeze")
-    quiet = TrustSettings(webhook_urls="")
+    quiet = Settings(_env_file=None, trust_webhook_urls="")  # type: ignore[call-arg]
     run_sync(evaluate_breaker(store, bad, owner=None, policy=policy, settings=quiet))
     app = create_app(Settings(_env_file=None, home=root / "home"), store=store)  # type: ignore[call-arg]
     with serve_on_free_port(app) as url:
