@@ -107,6 +107,9 @@ def test_a_frozen_agents_withheld_answer_is_parked_and_approved(env: dict[str, A
     decision = gate.json()["decision"]["id"]
     unfrozen = client.post("/v1/gate", json={"agent": "calm", **DRIFT}, headers=_h(env["a"]))
     assert unfrozen.json()["action"] == "withhold"
+    from arbiter.store.gate_repository import gate_decisions
+
+    assert [d.id for d in gate_decisions(env["store"], everyone=True, agent="bot")] == [decision]
     reviews = client.get("/v1/assurance/reviews", headers=_h(env["a"])).json()
     assert [r["decision_id"] for r in reviews] == [decision]
     assert reviews[0]["answer"] is None  # content only on request

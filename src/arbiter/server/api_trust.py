@@ -379,6 +379,7 @@ async def post_gate(body: GateBody, store: StoreDep, who: Who, request: Request)
                 judge=judge,
                 timeout=body.budget_s,
                 owner=who.owner,
+                agent=body.agent,
             ),
             timeout=body.budget_s + 1.0,
         )

@@ -167,7 +167,7 @@ def run_backtest(
             if len(report.trip_examples) < MAX_EXAMPLES:
                 report.trip_examples.append({"agent": name, "owner": owner, "run_id": run_id})
     if gate_mode is not None:
-        _gate(store, report, gate_mode, viewer, since)
+        _gate(store, report, gate_mode, viewer, since, agent)
     return report
 
 
@@ -179,9 +179,16 @@ def _rebanded(fact: ScoreFact, lines: Mapping[str, BandLine]) -> bool | None:
 
 
 def _gate(
-    store: Store, report: BacktestReport, mode: str, viewer: str | None, since: datetime | None
+    store: Store,
+    report: BacktestReport,
+    mode: str,
+    viewer: str | None,
+    since: datetime | None,
+    agent: str | None,
 ) -> None:
-    decisions = gate_decisions(store, owner=viewer, everyone=viewer is None, limit=MAX_RUNS)
+    decisions = gate_decisions(
+        store, owner=viewer, everyone=viewer is None, limit=MAX_RUNS, agent=agent
+    )
     if since is not None:
         decisions = [d for d in decisions if d.created_at >= since]
     report.gate_mode = mode

@@ -101,10 +101,10 @@ def scope_judge(
         raise InputError(f"scope judge: {' '.join(str(exc).split())}") from None
 
 
-def record_decision(store: Store, decision: GateDecision) -> None:
-    """Store one gate decision (the store sink of :func:`check_answer`); signed when a
-    signing key is configured."""
-    save_gate_decision(store, decision)
+def record_decision(store: Store, decision: GateDecision, *, agent: str | None = None) -> None:
+    """Store one gate decision (the store sink of :func:`check_answer`), with the agent
+    whose answer it gated when named; signed when a signing key is configured."""
+    save_gate_decision(store, decision, agent=agent)
     attest_grounding_decision(store, decision)
 
 
@@ -120,6 +120,7 @@ async def check_answer(
     timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - bounds the judge call only
     owner: str | None = None,
     telemetry: Telemetry | None = None,
+    agent: str | None = None,
 ) -> GateDecision:
     """Run the grounding gate on ``answer`` and store its decision.
 
@@ -136,6 +137,8 @@ async def check_answer(
             and what their calls cost is still recorded.
         owner: Whose answer it is: the API key id that asked; None from the command line.
         telemetry: Where the decision's span goes; none when None.
+        agent: The agent that wrote the answer, stored beside the decision (so a
+            backtest can replay one agent's decisions).
 
     Returns:
         The decision as stored; ``decision.delivered`` is what to show the user.
@@ -147,7 +150,7 @@ async def check_answer(
         timeout = effective_budget(timeout, judge.call_timeout)
 
     async def sink(decision: GateDecision) -> None:
-        await asyncio.to_thread(record_decision, store, decision)
+        await asyncio.to_thread(record_decision, store, decision, agent=agent)
 
     return await gate(
         answer,

@@ -38,6 +38,9 @@ class GateDecisionRow(Base):
     owner: Mapped[str | None] = mapped_column(UntrustedString(200), nullable=True, index=True)
     parked: Mapped[bool] = mapped_column(Boolean, index=True)
     decision: Mapped[dict[str, Any]] = mapped_column(JSON)
+    agent: Mapped[str | None] = mapped_column(UntrustedString(1000), nullable=True, index=True)
+    """The agent whose answer was gated, when the caller named it (not part of the signed
+    decision: a filter, added to older stores in place)."""
 
 
 class GateReviewRow(Base):

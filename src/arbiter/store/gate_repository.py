@@ -48,8 +48,8 @@ def _document(record: BaseModel) -> dict[str, Any]:
     return document
 
 
-def save_gate_decision(store: Store, decision: GateDecision) -> None:
-    """Store one decision under its id.
+def save_gate_decision(store: Store, decision: GateDecision, *, agent: str | None = None) -> None:
+    """Store one decision under its id (and the agent whose answer it gated, if named).
 
     Raises:
         StoreError: A decision with that id is already stored.
@@ -68,6 +68,7 @@ def save_gate_decision(store: Store, decision: GateDecision) -> None:
         "owner": decision.owner,
         "parked": decision.parked is not None,
         "decision": _document(decision),
+        "agent": agent,
     }
     with store.guard("store a gate decision"):
         try:
@@ -106,6 +107,7 @@ def gate_decisions(
     everyone: bool = False,
     parked_only: bool = False,
     limit: int | None = 100,
+    agent: str | None = None,
 ) -> list[GateDecision]:
     """Stored decisions, newest first.
 
@@ -115,6 +117,7 @@ def gate_decisions(
         everyone: Every owner's (``owner`` is then ignored).
         parked_only: Only decisions that parked an answer for review.
         limit: At most this many; None: all.
+        agent: Only decisions about this agent's answers (those stored with its name).
 
     Raises:
         StoreError: A stored decision no longer validates.
@@ -126,6 +129,8 @@ def gate_decisions(
         )
     if parked_only:
         query = query.where(GateDecisionRow.parked.is_(True))
+    if agent is not None:
+        query = query.where(GateDecisionRow.agent == agent)
     query = query.order_by(GateDecisionRow.created_at.desc(), GateDecisionRow.id).limit(limit)
     with store.guard("read gate decisions"), store.session() as session:
         rows = session.execute(query).all()
