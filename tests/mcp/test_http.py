@@ -281,3 +281,16 @@ async def test_calibration_answers_with_no_judge_before_any_annotation(served: S
     answer = await call(served, "a", "calibration", {})
     assert answer.structured_content["judges"] == []
     assert answer.structured_content["min_pairs"] > 0
+
+
+async def test_trust_status_shows_a_key_only_its_own_agents(served: Served) -> None:
+    scored = await call(served, "b", "score_trajectory", {"record": json.loads(CONVERSATION)})
+    agent = scored.structured_content["runs"][0]["agent"]
+    mine = await call(served, "b", "trust_status", {"agent": agent})
+    theirs = await call(served, "a", "trust_status", {"agent": agent})
+    [status] = mine.structured_content["agents"]
+    assert status["agent"] == agent
+    assert status["runs"] >= 1
+    assert 0 <= status["interval"][0] <= status["interval"][1] <= 1
+    owners = {s["owner"] for s in theirs.structured_content["agents"]}
+    assert status["owner"] not in owners

@@ -26,6 +26,7 @@ TOOLS = {
     "compare_runs",
     "failures",
     "calibration",
+    "trust_status",
     "verify",
 }
 

@@ -72,6 +72,8 @@ from arbiter.service.mcp_shapes import (
     ScoreIn,
     ScoreTrajectoryIn,
     TrajectoriesOut,
+    TrustIn,
+    TrustOut,
     VerifyIn,
     VerifyOut,
 )
@@ -214,6 +216,17 @@ TOOLS: tuple[ToolDef, ...] = (
         CalibrationIn,
         CalibrationOut,
         tools.calibration_tool,
+        read_only=True,
+    ),
+    ToolDef(
+        "trust_status",
+        "Agents' trust",
+        "Each agent's trust: its state on the ladder, its recency-weighted conduct with a "
+        "95% interval, the integrity of its signed runs, any freeze, and whether a platform "
+        "may let it act unattended.",
+        TrustIn,
+        TrustOut,
+        tools.trust_status_tool,
         read_only=True,
     ),
     ToolDef(

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from arbiter.contract import Band, Interval, Report, RunInfo, RunStatus, Score, Verdict
+from arbiter.contract.trust import TrustStatus
 from arbiter.harness.diff import RunDiff
 from arbiter.judges.calibration import CalibrationReport
 
@@ -36,6 +37,8 @@ __all__ = [
     "ScoreTrajectoryIn",
     "TrajectoriesOut",
     "TrajectoryVerdict",
+    "TrustIn",
+    "TrustOut",
     "VerificationOut",
     "VerifyIn",
     "VerifyOut",
@@ -320,6 +323,22 @@ class CalibrationOut(BaseModel):
         """The answer for a calibration report."""
         data: dict[str, Any] = report.as_dict()
         return cls.model_validate(data)
+
+
+class TrustIn(_In):
+    """Which agents."""
+
+    agent: Annotated[str, Field(min_length=1, max_length=1000)] | None = Field(
+        default=None, description="Only the agents of this name (default: every agent)."
+    )
+
+
+class TrustOut(BaseModel):
+    """The trust of the agents the caller may see."""
+
+    agents: list[TrustStatus]
+    """One per agent (of each owner), by name: state, conduct with its interval,
+    integrity, freezes, and whether it may act unattended."""
 
 
 class VerifyIn(_In):

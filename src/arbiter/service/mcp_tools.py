@@ -51,6 +51,8 @@ from arbiter.service.mcp_shapes import (
     ScoreTrajectoryIn,
     TrajectoriesOut,
     TrajectoryVerdict,
+    TrustIn,
+    TrustOut,
     VerificationOut,
     VerifyIn,
     VerifyOut,
@@ -93,6 +95,7 @@ __all__ = [
     "read_report",
     "score_tool",
     "score_trajectory_tool",
+    "trust_status_tool",
     "verify_tool",
 ]
 
@@ -467,3 +470,17 @@ async def verify_tool(scope: ToolScope, args: VerifyIn, progress: Progress) -> V
         )
 
     return await blocking(check)  # type: ignore[no-any-return]
+
+
+async def trust_status_tool(scope: ToolScope, args: TrustIn, progress: Progress) -> TrustOut:
+    """Each agent's trust (state, conduct, integrity, freezes), as the trust pages show it."""
+    from arbiter.service.trust import trust_policy, trust_statuses
+
+    def read() -> TrustOut:
+        policy = trust_policy(scope.settings)
+        found = trust_statuses(
+            scope.store, viewer=scope.caller.viewer, agent=args.agent, policy=policy
+        )
+        return TrustOut(agents=found)
+
+    return await blocking(read)  # type: ignore[no-any-return]
