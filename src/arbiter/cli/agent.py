@@ -25,7 +25,7 @@ from arbiter.cli.gate_options import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from arbiter.contract import AgentCase
     from arbiter.scoring.base import BuiltScorer
@@ -105,18 +105,27 @@ GateOnOption = Annotated[
 
 
 def _runs(files: list[Path], format: str | None, mapping: str | None = None) -> list[ImportedRun]:
+    return list(_iter_runs(files, format, mapping))
+
+
+def _iter_runs(
+    files: list[Path], format: str | None, mapping: str | None = None
+) -> Iterator[ImportedRun]:
+    """The files' runs, read one at a time; an error at the end when there is none."""
     from arbiter.errors import InputError
-    from arbiter.trajectories.loader import load_runs
+    from arbiter.trajectories.loader import iter_runs
 
     for file in files:
         if not file.is_file():
             raise InputError(
                 f"{file}: no such file" if not file.exists() else f"{file}: not a file"
             )
-    runs = load_runs(files, format=format, mapping=mapping)
-    if not runs:
+    found = 0
+    for run in iter_runs(files, format=format, mapping=mapping):
+        found += 1
+        yield run
+    if not found:
         raise InputError(f"{', '.join(map(str, files))}: no trajectory found")
-    return runs
 
 
 def _scorers(
@@ -164,13 +173,11 @@ def score(
 
     engine_choice = EngineChoice.of(engine, ray_address)
 
-    runs = _runs(files, format, mapping)
     by_id = None
     if cases is not None:
         from arbiter.trajectories.cases import load_cases
 
         by_id = {case.id: case for case in load_cases(cases)}
-    scorers = _scorers(scorer, runs, by_id)
     from arbiter.telemetry import Telemetry
 
     # With OTEL_EXPORTER_OTLP_ENDPOINT set, every verdict is exported as a
@@ -182,19 +189,38 @@ def score(
 
         opened = open_store()
     try:
-        with opened_engine(engine_choice) as chosen:
+        if engine_choice.name == "local":
+            from arbiter.service.agents import DefaultScorers, score_agent_runs
+
+            # Read, scored and counted one run at a time: memory stays flat whatever
+            # the files hold (the terminal lists only the first runs that did not pass).
             report = asyncio.run(
-                score_agent_runs_on(
-                    chosen,
-                    runs,
-                    scorers,
+                score_agent_runs(
+                    _iter_runs(files, format, mapping),
+                    _scorers(scorer, (), by_id) if scorer else DefaultScorers(),
                     cases=by_id,
                     gate_on=gate_on,
                     seed=seed,
                     telemetry=telemetry,
                     store=opened,
+                    keep_runs=None if as_json else limit,
                 )
             )
+        else:
+            runs = _runs(files, format, mapping)
+            with opened_engine(engine_choice) as chosen:
+                report = asyncio.run(
+                    score_agent_runs_on(
+                        chosen,
+                        runs,
+                        _scorers(scorer, runs, by_id),
+                        cases=by_id,
+                        gate_on=gate_on,
+                        seed=seed,
+                        telemetry=telemetry,
+                        store=opened,
+                    )
+                )
         if opened is not None:
             note(f"stored {report.n_trajectories} runs in {opened.describe()}")
     finally:

@@ -133,7 +133,7 @@ def _detect(file: Path, registry: TrajectoryFormatRegistry) -> tuple[TrajectoryF
     by_suffix = registry.format_of_suffix(file)
     if by_suffix is not None:
         return by_suffix, True
-    record = _first_record(_head(file), file)
+    record = _first_record(file)
     found, score = registry.resembled(record)
     if found is None:
         raise InputError(
@@ -143,33 +143,52 @@ def _detect(file: Path, registry: TrajectoryFormatRegistry) -> tuple[TrajectoryF
     return found, score >= MATCH
 
 
-def _head(file: Path) -> str:
-    """The file's text (read whole: a document may span the file)."""
-    return read_text(file, what="trajectory file")
-
-
-def _first_record(text: str, file: Path) -> Any:
-    """The first record: the first line's JSON, else the whole file's (a pretty-printed
-    document); None for a file of blank lines.
+def _first_record(file: Path) -> Any:
+    """The first record: the first non-blank line's JSON, else the whole file's (a
+    pretty-printed document); None for a file of blank lines. Only the first line is
+    read unless the document spans the file.
 
     Raises:
+        InputError: The file cannot be read.
         JsonInputError: Neither parses: the error that got further into the text (a
             broken first line of JSON lines, or a broken document).
     """
     source = str(file)
-    lines = text.split("\n", _FIRST_LINES)
-    number, first = next(
-        ((n, line) for n, line in enumerate(lines[:_FIRST_LINES], 1) if line.strip()), (0, None)
-    )
+    number, first = _first_line(file)
     if first is None:
         return None
     try:
-        return parse_json(first.rstrip("\r"), source=source, line=number)
+        return parse_json(first, source=source, line=number)
     except JsonInputError as line_error:
+        text = read_text(file, what="trajectory file")
         try:
             return parse_json(text, source=source)
         except JsonInputError as document_error:
             raise _further(line_error, document_error) from None
+
+
+def _first_line(file: Path) -> tuple[int, str | None]:
+    """The first non-blank line among the first few, and its number."""
+    if not file.is_file():
+        read_text(file, what="trajectory file")  # names what is wrong with the path
+    try:
+        with file.open("rb") as stream:
+            for number in range(1, _FIRST_LINES + 1):
+                raw = stream.readline()
+                if not raw:
+                    break
+                if number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                if raw.strip():
+                    try:
+                        return number, raw.decode("utf-8").rstrip("\r\n")
+                    except UnicodeDecodeError:
+                        read_text(file, what="trajectory file")  # names the byte and line
+    except OSError as exc:
+        raise InputError(
+            f"{file}: cannot read the trajectory file: {exc.strerror or exc}"
+        ) from None
+    return 0, None
 
 
 def _further(line_error: JsonInputError, document_error: JsonInputError) -> JsonInputError:

@@ -45,7 +45,7 @@ from typing import Any, Literal, NoReturn
 
 from arbiter.contract import Trajectory
 from arbiter.contract.trajectory import MAX_STEPS
-from arbiter.datasets.jsonio import parse_json, read_text
+from arbiter.datasets.jsonio import parse_json
 from arbiter.errors import InputError
 from arbiter.trajectories.formats import (
     MATCH,
@@ -77,7 +77,6 @@ from arbiter.trajectories.spans import (
     decode_otlp_json,
     decode_otlp_protobuf,
     group_by_trace,
-    read_otlp_json_lines,
     span_tree,
 )
 from arbiter.validation import validate_document
@@ -91,6 +90,7 @@ __all__ = [
     "decode_otlp_body",
     "export_response",
     "import_otlp",
+    "iter_otlp",
     "load_otlp",
     "looks_like_genai",
     "trajectories_from_spans",
@@ -114,22 +114,31 @@ def looks_like_genai(spans: Iterable[Span]) -> bool:
 
 
 def load_otlp(path: str | os.PathLike[str]) -> list[Trajectory]:
-    """The trajectories of an OTLP trace file.
+    """The trajectories of an OTLP trace file (see :func:`iter_otlp`), all at once."""
+    return list(iter_otlp(path))
+
+
+def iter_otlp(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
+    """The trajectories of an OTLP trace file, one trace at a time.
 
     ``.pb`` / ``.binpb`` files hold one protobuf ``ExportTraceServiceRequest``; any other
-    file is OTLP JSON (the collector's file exporter: one export request a line, or one
-    request as a whole document) when its first byte is ``{``, else protobuf.
+    file is OTLP JSON (the collector's file exporter: one export request a line, read a
+    trace at a time without holding the file; or one request as a whole document) when
+    its first byte is ``{``, else protobuf.
 
     Raises:
         InputError: The file cannot be read or decoded (``file:line: why``).
     """
+    from arbiter.trajectories.otlp_stream import iter_otlp_json_traces
+
     file = Path(path)
     where = str(file)
     if file.suffix.lower() not in _PROTOBUF_SUFFIXES and _starts_like_json(file):
-        spans, logs = read_otlp_json_lines(read_text(file, what="trace file"), source=where)
-        return trajectories_from_spans(spans, logs, source_format=JSON_FORMAT, file=where)
+        for spans, logs in iter_otlp_json_traces(file):
+            yield from trajectories_from_spans(spans, logs, source_format=JSON_FORMAT, file=where)
+        return
     spans, logs = decode_otlp_protobuf(_read_bytes(file), where=where)
-    return trajectories_from_spans(spans, logs, source_format=PROTOBUF_FORMAT, file=where)
+    yield from trajectories_from_spans(spans, logs, source_format=PROTOBUF_FORMAT, file=where)
 
 
 def import_otlp(
@@ -408,7 +417,7 @@ def _read_file(file: Path, options: ImportOptions) -> Iterator[ImportedRun]:
         # A protobuf file is told by its suffix alone: its traces may be any span format's.
         spans, logs = decode_otlp_protobuf(_read_bytes(file), where=str(file))
         return numbered_runs(_by_span_format(spans, logs, options.formats, file), file, "otlp")
-    return numbered_runs(load_otlp(file), file, "otlp")
+    return numbered_runs(iter_otlp(file), file, "otlp")
 
 
 def _by_span_format(

@@ -60,6 +60,7 @@ __all__ = [
     "decode_otlp_json",
     "decode_otlp_protobuf",
     "group_by_trace",
+    "normalized_id",
     "read_otlp_json_lines",
     "span_tree",
 ]
@@ -321,6 +322,16 @@ def _list(block: dict[str, Any], key: str, where: str, at: str = "") -> list[Any
         path = f"{at}.{key}" if at else key
         fail(where, f"{path}: must be an array, got {_describe(value)}")
     return value
+
+
+def normalized_id(raw: bytes) -> str:
+    """A trace id as the decoder gives it (lower-case hex), from its raw JSON text; the
+    text itself when it is no valid id (the decoder then names the problem)."""
+    text = raw.decode("ascii", "replace")
+    try:
+        return _id(text, 16, "traceId", "scan") or text
+    except InputError:
+        return text
 
 
 def _id(value: Any, size: int, at: str, where: str, *, required: bool = False) -> str | None:
