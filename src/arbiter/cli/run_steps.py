@@ -235,6 +235,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     """Check the plan whole, then (unless ``dry_run``) run it, report, and gate it."""
     from arbiter.datasets import load_dataset
     from arbiter.scoring.base import ScoringContext
+    from arbiter.service.run_plans import refuse_agent_scorers
     from arbiter.service.runs import check_inputs, start_run
     from arbiter.service.scoring import build_scorers, check_references
     from arbiter.systems.factory import build_system
@@ -292,32 +293,6 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     finally:
         telemetry.shutdown()  # flushes the run's span and figures
         store.close()
-
-
-def refuse_agent_scorers(plan: EvalPlan) -> None:
-    """Refuse a scorer of agent runs: ``arbiter run``'s systems answer with labels and
-    texts, never a trajectory, so such a scorer would abstain on every output and the
-    run would report nothing with exit 0.
-
-    Raises:
-        InputError: A scorer grades trajectories or flow runs; the message names the
-            commands that produce them.
-    """
-    from arbiter.errors import InputError
-    from arbiter.service.scoring import scorer_registry
-
-    registry = scorer_registry()
-    for spec in plan.scorers:
-        factory = registry.factory_of(spec.name)
-        if factory.moment is not None and factory.kind == "deterministic":
-            where = f"{plan.source}: " if plan.source else ""
-            raise InputError(
-                f"{where}scorer {spec.name!r} grades an agent's trajectory (its steps, tool "
-                "calls, cost), which the systems of arbiter run do not produce: it would "
-                f"abstain on every output; score traces with arbiter agent score FILE "
-                f"--scorer {spec.name}, or run agent cases with arbiter agent run CASES "
-                "--executor ..."
-            )
 
 
 def _print_dry_run(plan: EvalPlan, dataset_name: str, n_examples: int, *, as_json: bool) -> None:

@@ -90,6 +90,9 @@ class JudgeDefinition:
     """When in a run what it judges happens."""
     read: Reader
     """The sections it shows the panel, or why it abstains."""
+    needs_trajectory: bool = False
+    """Whether what it reads is only in an agent's run (retrieved chunks, tool calls and
+    results, a plan), so it abstains on a bare answer text."""
 
 
 @cache
@@ -214,9 +217,19 @@ def _build(
 JUDGES: dict[str, JudgeDefinition] = {
     d.name: d
     for d in (
-        JudgeDefinition("groundedness", "groundedness", "compose", readers.read_groundedness),
         JudgeDefinition(
-            "answer_groundedness", "groundedness", "compose", readers.read_answer_groundedness
+            "groundedness",
+            "groundedness",
+            "compose",
+            readers.read_groundedness,
+            needs_trajectory=True,
+        ),
+        JudgeDefinition(
+            "answer_groundedness",
+            "groundedness",
+            "compose",
+            readers.read_answer_groundedness,
+            needs_trajectory=True,
         ),
         JudgeDefinition("scope_faithfulness", "scope", "deliver", readers.read_scope_faithfulness),
         JudgeDefinition(
@@ -226,8 +239,16 @@ JUDGES: dict[str, JudgeDefinition] = {
             "answer_correctness", "correctness", "deliver", readers.read_answer_correctness
         ),
         JudgeDefinition("content_safety", "safety", "deliver", readers.read_content_safety),
-        JudgeDefinition("tool_arg_optimality", "tool_use", "act", readers.read_tool_arg_optimality),
-        JudgeDefinition("plan_quality", "planning", "plan", readers.read_plan_quality),
+        JudgeDefinition(
+            "tool_arg_optimality",
+            "tool_use",
+            "act",
+            readers.read_tool_arg_optimality,
+            needs_trajectory=True,
+        ),
+        JudgeDefinition(
+            "plan_quality", "planning", "plan", readers.read_plan_quality, needs_trajectory=True
+        ),
     )
 }
 """Every decomposed judge's definition, by name."""
@@ -245,6 +266,7 @@ def _judge_scorer(
         dimension=definition.dimension,
         moment=definition.moment,
         gating=False,
+        needs_trajectory=definition.needs_trajectory,
     )
 
 

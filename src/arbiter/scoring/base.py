@@ -190,6 +190,7 @@ class ScorerFactory:
         applies_to: Collection[str] = (),
         moment: ScorerMoment | None = None,
         gating: bool = True,
+        needs_trajectory: bool | None = None,
     ) -> None:
         _check_signature(factory, name)
         gate = inspect.signature(factory).parameters.get(GATE)
@@ -208,6 +209,16 @@ class ScorerFactory:
         self.applies_to = frozenset(applies_to)
         self.moment: ScorerMoment | None = moment
         self.gating = gating
+        # A deterministic scorer that names a moment of an agent's run is a trajectory
+        # scorer: it has nothing to read in a bare label or text.
+        self.needs_trajectory = (
+            needs_trajectory
+            if needs_trajectory is not None
+            else moment is not None and kind == "deterministic"
+        )
+        """Whether it grades only what an agent's run holds (steps, tool calls,
+        retrievals, a plan), so it abstains on every output that carries no trajectory
+        or flow run (an offline run's labels and texts)."""
         self._arguments_model: type[BaseModel] | None = None
         self.__doc__ = factory.__doc__
         self.__wrapped__ = factory
@@ -316,6 +327,7 @@ def scorer(
     applies_to: Collection[str] = (),
     moment: ScorerMoment | None = None,
     gating: bool = True,
+    needs_trajectory: bool | None = None,
 ) -> Callable[[Callable[..., ScoreFunction]], ScorerFactory]:
     """Make a function a scorer factory, recording how its scorers are rebuilt.
 
@@ -336,6 +348,9 @@ def scorer(
         gating: Whether its scorers take part in pass / fail by default (a run can
             still make any scorer gate or not). A factory that declares the reserved
             argument :data:`GATE` defaults it to this value.
+        needs_trajectory: Whether it grades only what an agent's run holds, so that
+            ``arbiter run`` (whose systems produce labels and texts) refuses it; None:
+            a deterministic scorer with a ``moment`` does, any other does not.
 
     Returns:
         A decorator; the decorated factory takes keyword arguments only.
@@ -357,6 +372,7 @@ def scorer(
             applies_to=applies_to,
             moment=moment,
             gating=gating,
+            needs_trajectory=needs_trajectory,
         )
 
     return decorate

@@ -113,6 +113,7 @@ def _renamed(factory: ScorerFactory, name: str) -> ScorerFactory:
         applies_to=factory.applies_to,
         moment=factory.moment,
         gating=factory.gating,
+        needs_trajectory=factory.needs_trajectory,
     )
 
 

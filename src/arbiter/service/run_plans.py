@@ -59,24 +59,26 @@ class PreparedRun:
 
 def refuse_agent_scorers(plan: EvalPlan, registry: ScorerRegistry | None = None) -> None:
     """Refuse a scorer of agent runs: an offline run's systems answer with labels and
-    texts, never a trajectory, so such a scorer would abstain on every output and the
-    run would report nothing while passing.
+    texts, never a trajectory, so a scorer that reads only what an agent's run holds
+    (the trajectory scorers, and model judges of retrieved chunks, tool calls or a
+    plan) would abstain on every output and the run would report nothing while passing.
 
     Raises:
-        InputError: A scorer grades trajectories or flow runs; the message names the
-            commands that produce them.
+        InputError: A scorer needs a trajectory (``ScorerFactory.needs_trajectory``);
+            the message names the commands that produce one.
     """
     registry = registry or scorer_registry()
     for spec in plan.scorers:
         factory = registry.factory_of(spec.name)
-        if factory.moment is not None and factory.kind == "deterministic":
+        if factory.needs_trajectory:
             where = f"{plan.source}: " if plan.source else ""
+            judged = "asks a model about" if factory.kind == "model" else "grades"
             raise InputError(
-                f"{where}scorer {spec.name!r} grades an agent's trajectory (its steps, tool "
-                "calls, cost), which the systems of arbiter run do not produce: it would "
-                f"abstain on every output; score traces with arbiter agent score FILE "
-                f"--scorer {spec.name}, or run agent cases with arbiter agent run CASES "
-                "--executor ..."
+                f"{where}scorer {spec.name!r} {judged} an agent's trajectory (its steps, "
+                "tool calls, retrievals, plan), which the systems of arbiter run do not "
+                "produce: it would abstain on every output; score traces with arbiter "
+                f"agent score FILE --scorer {spec.name}, or run agent cases with arbiter "
+                "agent run CASES --executor ..."
             )
 
 
