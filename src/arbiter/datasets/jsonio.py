@@ -26,6 +26,7 @@ field as the document's author wrote it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -134,6 +135,18 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+@functools.cache
+def _decoder(allow_non_finite: bool, unique_keys: bool) -> json.JSONDecoder:
+    """One decoder per option set, made once: ``json.loads`` with options makes a new
+    one for every text, which costs as much as parsing a short one."""
+    hook = _unique_object if unique_keys else None
+    if allow_non_finite:
+        return json.JSONDecoder(object_pairs_hook=hook)
+    return json.JSONDecoder(
+        parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=hook
+    )
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON (use null or a string)")
 
@@ -184,17 +197,10 @@ def parse_json(
             a lone surrogate escape, a duplicate key, or nesting deeper than
             ``MAX_DEPTH``.
     """
-    hook = _unique_object if unique_keys else None
     try:
-        if allow_non_finite:
-            value = json.loads(text, object_pairs_hook=hook)
-        else:
-            value = json.loads(
-                text,
-                parse_constant=_reject_constant,
-                parse_float=_finite_float,
-                object_pairs_hook=hook,
-            )
+        if text.startswith(_BOM):  # as json.loads says of a str that keeps its mark
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _decoder(allow_non_finite, unique_keys).decode(text)
     except _DuplicateKey as exc:
         found = _duplicate_key(text)
         column: int | None = None
