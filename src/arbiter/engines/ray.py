@@ -189,6 +189,22 @@ def _run_batch(
     return results
 
 
+def _cluster_events_to_stderr() -> None:
+    """Send what the cluster tells the driver (a worker that died and was replaced) to
+    stderr: Ray prints it to stdout, where ``--json`` puts the report."""
+    import ray._private.worker as driver
+
+    printing = driver.print_to_stdstream
+    if getattr(printing, "arbiter_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        printing({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.arbiter_stderr = True  # type: ignore[attr-defined]
+    driver.print_to_stdstream = to_stderr
+
+
 @dataclass
 class _Cluster:
     """What the engine is connected to."""
@@ -307,6 +323,7 @@ class RayEngine:
             except Exception as exc:
                 raise EngineError(f"cannot start a local Ray cluster: {exc}") from None
         self._cluster = self._connected(address or "local", started=address is None)
+        _cluster_events_to_stderr()
 
     @staticmethod
     def _connected(address: str, *, started: bool) -> _Cluster:
