@@ -140,7 +140,7 @@ async def score_file(
                 progress(done, max(estimate, done))
 
         from arbiter.engines.local import LocalEngine
-        from arbiter.service.engines import LineWork
+        from arbiter.service.online_work import LineWork
 
         work = LineWork(
             pipeline,
