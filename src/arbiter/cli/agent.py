@@ -169,7 +169,8 @@ def score(
 ) -> None:
     """Score imported trajectories with the deterministic trajectory scorers; pass^k."""
     from arbiter.errors import GateFailed
-    from arbiter.service.engines import EngineChoice, opened_engine, score_agent_runs_on
+    from arbiter.service.agent_work import score_agent_runs_on
+    from arbiter.service.engines import EngineChoice, opened_engine
 
     engine_choice = EngineChoice.of(engine, ray_address)
 
