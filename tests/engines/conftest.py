@@ -31,6 +31,8 @@ RAY_MISSING = (
     if importlib.util.find_spec("ray") is not None
     else "ray is not installed (pip install 'arbiter[ray]'; .ci/run installs it)"
 )
+if RAY_MISSING is not None and os.environ.get("ARBITER_REQUIRE_RAY") == "1":
+    raise RuntimeError(f"ARBITER_REQUIRE_RAY=1 but {RAY_MISSING}")
 needs_ray = pytest.mark.skipif(RAY_MISSING is not None, reason=RAY_MISSING or "")
 
 
