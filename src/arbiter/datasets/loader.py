@@ -54,7 +54,14 @@ from arbiter.datasets.jsonio import iter_json_lines, json_type, parse_json, pars
 from arbiter.errors import InputError
 from arbiter.validation import describe_validation_error
 
-__all__ = ["MAX_ID_CHARS", "SUPPORTED_SUFFIXES", "dump_dataset_jsonl", "load_dataset"]
+__all__ = [
+    "MAX_ID_CHARS",
+    "SUPPORTED_SUFFIXES",
+    "dump_dataset_jsonl",
+    "load_dataset",
+    "may_hold_nul",
+    "nul_field",
+]
 
 SUPPORTED_SUFFIXES = (".json", ".jsonl", ".csv")
 """File suffixes :func:`load_dataset` reads."""
@@ -113,7 +120,7 @@ def load_dataset(
         else:
             items, lines = _parse_csv(file, text, output_field)
         locate = lambda i: (lines[i], None)  # noqa: E731
-    nul = "\x00" in text or "\\u0000" in text
+    nul = may_hold_nul(text)
     return _build(
         file, items, locate, name=name, meta=meta, output_field=output_field, check_nul=nul
     )
@@ -303,7 +310,7 @@ def _build(
         if not isinstance(item, dict):
             kind = json_type(item)
             raise InputError(f"{_where(file, locate, i)}: an example must be an object, got {kind}")
-        if check_nul and (field := _nul_field(item)) is not None:
+        if check_nul and (field := nul_field(item)) is not None:
             reason = f"field {field!r}: must not contain a NUL character (U+0000)"
             raise InputError(f"{_where(file, locate, i)}: {reason}")
         if item.get("id") is None:
@@ -343,8 +350,15 @@ def _build(
         raise InputError(f"{file}: {describe_validation_error(exc, Dataset)}") from None
 
 
-def _nul_field(item: dict[str, Any]) -> str | None:
-    """A field of a row whose key or text holds a NUL (the first found), else None."""
+def may_hold_nul(text: str) -> bool:
+    """Whether a file's text may hold a NUL once parsed: raw, or escaped as in JSON
+    (a cheap scan, so rows are walked by :func:`nul_field` only when it says so)."""
+    return "\x00" in text or "\\u0000" in text
+
+
+def nul_field(item: dict[str, Any]) -> str | None:
+    """The field of a parsed row whose key or text holds a NUL (the first found, as a
+    dotted path with ``[i]`` for list items), else None."""
     stack: list[tuple[Any, str]] = [(item, "")]
     while stack:
         value, path = stack.pop()

@@ -38,6 +38,7 @@ from arbiter.jury.synthesis import severity
 from arbiter.service.attestation import CONFIGURED, Signer, attest_verdict, resolve_signer
 from arbiter.store import Store
 from arbiter.store.jury_repository import (
+    check_jury_fits,
     create_jury_run,
     finish_jury_run,
     get_jury_run,
@@ -122,6 +123,10 @@ def load_roster(path: Path) -> list[CriticSpec]:
             raise InputError(
                 f"{path}: [{i}]: field 'provider': {spec.provider!r} is not one of {known}"
             )
+        try:
+            check_jury_fits([spec.model_dump(mode="json")], [])
+        except InputError as exc:
+            raise InputError(f"{path}: [{i}]: {str(exc).partition(': ')[2]}") from None
         specs.append(spec)
     given = [s.name for s in specs]
     if len(set(given)) != len(given):
@@ -256,9 +261,14 @@ async def judge_cases(
 
     Returns:
         The run id, the verdicts in case order, and where they went.
+
+    Raises:
+        InputError: A case id, or a critic's name or model, is longer than the store
+            keeps (checked before anything is stored).
     """
     key = resolve_signer(signer)  # a key that cannot be read fails before anything is stored
     specs = [spec.model_dump(mode="json") for spec in roster]
+    check_jury_fits(specs, cases)  # a column too short fails here, not half-way
     run_id = create_jury_run(
         store,
         kind=kind,

@@ -16,7 +16,7 @@ from sqlalchemy import insert
 from arbiter.contract import Case, Verdict
 from arbiter.store.browse_repository import StoredVerdict
 from arbiter.store.jury_models import CritiqueRow, JuryRunRow, VerdictRow
-from arbiter.store.jury_repository import _critique_row
+from arbiter.store.jury_repository import _critique_row, check_jury_fits
 from arbiter.store.models import SCHEMA_VERSION
 from arbiter.store.ownership_models import RecordOwnerRow
 from arbiter.store.repository import Store, new_run_id
@@ -50,7 +50,12 @@ def save_arbitration(
 
     Returns:
         The verdict as stored, with its id.
+
+    Raises:
+        InputError: The case id or a critic's name, lens or model is longer than the
+            store keeps (nothing is written).
     """
+    check_jury_fits(roster, [case])
     now = datetime.now(UTC)
     run_id = new_run_id(random_hex=16)  # a server makes hundreds a second
     critiques = [_critique_row(run_id, case.id, i, o) for i, o in enumerate(verdict.critiques)]

@@ -22,10 +22,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from arbiter.store.models import SCHEMA_VERSION, Base
+from arbiter.store.models import MAX_ID_CHARS, MAX_NAME_CHARS, SCHEMA_VERSION, Base
 from arbiter.store.types import UntrustedText
 
-__all__ = ["CritiqueRow", "JuryRunRow", "VerdictRow"]
+__all__ = ["MAX_LENS_CHARS", "CritiqueRow", "JuryRunRow", "VerdictRow"]
+
+MAX_LENS_CHARS = 100
+"""Longest lens name the critiques table keeps."""
 
 
 class JuryRunRow(Base):
@@ -51,11 +54,11 @@ class CritiqueRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("jury_runs.id"), index=True)
-    case_id: Mapped[str] = mapped_column(String(200))
+    case_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
     position: Mapped[int] = mapped_column(Integer)
-    critic: Mapped[str] = mapped_column(String(200))
-    lens: Mapped[str] = mapped_column(String(100))
-    model: Mapped[str] = mapped_column(String(200))
+    critic: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    lens: Mapped[str] = mapped_column(String(MAX_LENS_CHARS))
+    model: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     status: Mapped[str] = mapped_column(String(10))
     critique: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     raw: Mapped[str | None] = mapped_column(UntrustedText, nullable=True)
@@ -76,7 +79,7 @@ class VerdictRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("jury_runs.id"), index=True)
-    case_id: Mapped[str] = mapped_column(String(200))
+    case_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
     decision: Mapped[str] = mapped_column(String(10))
     confidence: Mapped[float] = mapped_column(Float)
     escalate: Mapped[bool] = mapped_column(Boolean)

@@ -28,12 +28,14 @@ from arbiter.contract import (
     Usage,
     Verdict,
 )
-from arbiter.errors import StoreError
-from arbiter.store.jury_models import CritiqueRow, JuryRunRow, VerdictRow
+from arbiter.errors import InputError, StoreError
+from arbiter.store.jury_models import MAX_LENS_CHARS, CritiqueRow, JuryRunRow, VerdictRow
+from arbiter.store.models import MAX_ID_CHARS, MAX_NAME_CHARS
 from arbiter.store.repository import Store, new_run_id
 from arbiter.validation import describe_validation_error
 
 __all__ = [
+    "check_jury_fits",
     "create_jury_run",
     "finish_jury_run",
     "get_jury_run",
@@ -47,6 +49,34 @@ __all__ = [
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def check_jury_fits(roster: Sequence[Mapping[str, Any]], cases: Sequence[Case]) -> None:
+    """Refuse what a jury column is too short for, before anything is written.
+
+    PostgreSQL would fail the write of the first judgment with a longer case id, critic
+    name, lens or model, leaving a run without its verdicts; SQLite would keep it. So the
+    limits are checked here, alike on both.
+
+    Raises:
+        InputError: A case id, or a critic's name, lens or model, is longer than the
+            store keeps (the first one found).
+    """
+    for number, case in enumerate(cases, start=1):
+        if len(case.id) > MAX_ID_CHARS:
+            raise InputError(
+                f"case {number} has an id of {len(case.id):,} characters ({case.id[:40]!r}...); "
+                f"the store keeps case ids of at most {MAX_ID_CHARS}"
+            )
+    limits = {"name": MAX_NAME_CHARS, "lens": MAX_LENS_CHARS, "model": MAX_NAME_CHARS}
+    for index, spec in enumerate(roster):
+        for field, limit in limits.items():
+            value = str(spec.get(field, ""))
+            if len(value) > limit:
+                raise InputError(
+                    f"critic [{index}]: field {field!r}: {len(value):,} characters; the store "
+                    f"keeps at most {limit}"
+                )
 
 
 def create_jury_run(
