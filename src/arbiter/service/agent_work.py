@@ -12,6 +12,7 @@ from arbiter.scoring.base import BuiltScorer
 from arbiter.trajectories.loader import ImportedRun
 
 if TYPE_CHECKING:
+    from arbiter.contract import Example, Score
     from arbiter.service.agents import AgentScoreReport, GateOn, ScoredRun
     from arbiter.store import Store
     from arbiter.telemetry import Telemetry
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["AgentScoreWork", "score_agent_runs_on"]
 
 
-Scored = tuple[int, "ScoredRun"]
-"""An agent run's position among the runs given, and its scores."""
+Scored = tuple[int, "Example", list["Score"]]
+"""An agent run's position among the runs given, the case it was scored against, and
+its scores: the run itself stays with the driver (it is not sent back)."""
 
 
 class AgentScoreWork:
@@ -72,14 +74,10 @@ class AgentScoreWork:
         """Score every run, awaiting ``emit`` with its position and scores."""
         from arbiter.service.agents import score_runs
 
-        scorers = self.scorers
-        if scorers is None:
-            from arbiter.service.scoring import scorer_registry
-
-            scorers = scorer_registry().build_all(self.specs)
+        scorers = self.scorers if self.scorers is not None else _built(self.specs)
         for index, run in items:
             (scored,) = await score_runs([run], scorers, cases=self.cases)
-            await emit((index, scored))
+            await emit((index, scored.example, scored.scores))
 
 
 async def score_agent_runs_on(
@@ -99,7 +97,7 @@ async def score_agent_runs_on(
     The report lists runs in the order given, however the engine ordered their scoring;
     with a ``store``, the driver stores them (the workers never write).
     """
-    from arbiter.service.agents import score_agent_runs, store_scored_runs, summarize
+    from arbiter.service.agents import ScoredRun, score_agent_runs, store_scored_runs, summarize
 
     if engine.name == "local":
         return await score_agent_runs(
@@ -115,7 +113,9 @@ async def score_agent_runs_on(
     found: list[ScoredRun | None] = [None] * len(runs)
 
     async def keep(item: Scored) -> None:
-        found[item[0]] = item[1]
+        index, example, scores = item
+        run = runs[index]
+        found[index] = ScoredRun(run=run, example=example, imported=list(run.scores), scores=scores)
 
     await engine.run(work, enumerate(runs), keep)
     scored = [s for s in found if s is not None]
@@ -129,3 +129,19 @@ async def score_agent_runs_on(
     if store is not None:
         store_scored_runs(store, scored, scorers)
     return summarize(scored, scorers, gate_on=gate_on, seed=seed)
+
+
+_BUILT: dict[str, list[BuiltScorer]] = {}
+"""Scorers a worker process built, by their specs: built once, used for every batch (the
+trajectory scorers hold no connection, so one set serves every batch of the process)."""
+
+
+def _built(specs: Sequence[ScorerSpec]) -> list[BuiltScorer]:
+    import json
+
+    key = json.dumps([spec.model_dump(mode="json") for spec in specs], sort_keys=True)
+    if key not in _BUILT:
+        from arbiter.service.scoring import scorer_registry
+
+        _BUILT[key] = scorer_registry().build_all(specs)
+    return _BUILT[key]
