@@ -21,7 +21,7 @@ from arbiter.errors import InvalidParameter
 
 __all__ = [
     "Constraint",
-    "Interval",
+    "NumberRange",
     "OneOf",
     "check",
     "check_choice",
@@ -47,8 +47,11 @@ class Constraint(Protocol):
 
 
 @dataclass(frozen=True)
-class Interval:
+class NumberRange:
     """A real number (an int with ``integer=True``) within bounds; bools never count.
+
+    A constraint on a parameter, not a figure: a measured estimate with its 95% interval
+    is :class:`arbiter.contract.Interval`.
 
     Args:
         minimum: Lower bound, or None.
@@ -178,12 +181,12 @@ def check_number(
     open_max: bool = False,
     optional: bool = False,
 ) -> Any:
-    """Check a number against bounds (see :class:`Interval`); returns it unchanged.
+    """Check a number against bounds (see :class:`NumberRange`); returns it unchanged.
 
     Raises:
         InvalidParameter: Not a number, not finite, or out of bounds.
     """
-    rule = Interval(minimum, maximum, integer, open_min, open_max, optional)
+    rule = NumberRange(minimum, maximum, integer, open_min, open_max, optional)
     return check(value, name, owner, rule)
 
 
@@ -206,7 +209,7 @@ def validate_params(
     Parameters left at their default are checked too (a wrong default is a bug).
 
     Examples:
-        >>> @validate_params({"k": Interval(1, integer=True)})
+        >>> @validate_params({"k": NumberRange(1, integer=True)})
         ... def repeat(k: int = 1) -> int:
         ...     return k
         >>> try:

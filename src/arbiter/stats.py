@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from arbiter.params import Interval, check, check_number, invalid
+from arbiter.params import NumberRange, check, check_number, invalid
 
 __all__ = [
     "bootstrap_ci",
@@ -40,7 +40,7 @@ def _check_int(value: object, name: str, func: str, *, minimum: int) -> int:
 
 
 def _check_confidence(confidence: object, func: str) -> float:
-    rule = Interval(0.0, 1.0, open_min=True, open_max=True)
+    rule = NumberRange(0.0, 1.0, open_min=True, open_max=True)
     return float(check(confidence, "confidence", func, rule))
 
 

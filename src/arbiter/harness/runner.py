@@ -48,7 +48,7 @@ from arbiter.errors import (
 from arbiter.harness.report import build_report
 from arbiter.harness.sink import Lease, RunStore
 from arbiter.http.retry import RetryBudget, RetryPolicy
-from arbiter.params import Interval, invalid, validate_params
+from arbiter.params import NumberRange, invalid, validate_params
 from arbiter.scoring.base import Scorer, ScoringContext, repetition_passed
 from arbiter.scoring.labels import label as label_scorer
 from arbiter.scoring.registry import ScorerRegistry
@@ -390,12 +390,12 @@ async def _execute(
 
 
 _RUN_PARAMS = {
-    "k": Interval(1, integer=True),
-    "concurrency": Interval(1, integer=True),
-    "timeout": Interval(0, open_min=True),
-    "retries": Interval(0, integer=True),
-    "limit": Interval(1, integer=True, optional=True),
-    "seed": Interval(integer=True),
+    "k": NumberRange(1, integer=True),
+    "concurrency": NumberRange(1, integer=True),
+    "timeout": NumberRange(0, open_min=True),
+    "retries": NumberRange(0, integer=True),
+    "limit": NumberRange(1, integer=True, optional=True),
+    "seed": NumberRange(integer=True),
 }
 
 
