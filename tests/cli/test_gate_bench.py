@@ -14,7 +14,7 @@ from arbiter.judges.gate_bench import GateCase, bench_gate
 from arbiter.judges.gate_triggers import GateScope
 from arbiter.service.grounding_gate import load_gate_cases
 
-RATE_KEYS = {"value", "numerator", "denominator", "low", "high"}
+RATE_KEYS = {"count", "n", "rate", "low", "high"}
 
 
 def test_the_bundled_set_has_the_families_the_benchmark_needs() -> None:
@@ -30,7 +30,7 @@ def test_gate_bench_prints_the_matrix_and_lists_every_miss(cli: Any) -> None:
     assert result.code == 0, result.err
     report = json.loads(cli("gate-bench", "--json").out)
     assert "trigger vs judge-confirmed drift" in result.out
-    assert f"trigger recall       {report['trigger_recall']['value']:.3f}" in result.out
+    assert f"trigger recall       {report['trigger_recall']['rate']:.3f}" in result.out
     for case_id in report["false_negatives"] + report["false_positives"]:
         assert case_id in result.out
 
@@ -49,8 +49,8 @@ def test_gate_bench_json_has_every_figure_and_consistent_counts(cli: Any) -> Non
         "enforce_drift_rate",
     ):
         assert set(report[key]) == RATE_KEYS
-    assert report["baseline_drift_rate"]["numerator"] == report["drifted"]
-    assert report["enforce_drift_rate"]["numerator"] == report["fn"]
+    assert report["baseline_drift_rate"]["count"] == report["drifted"]
+    assert report["enforce_drift_rate"]["count"] == report["fn"]
     assert len(report["false_negatives"]) == report["fn"]
     assert len(report["false_positives"]) == report["fp"]
     assert report["faithful_withheld"] == 0  # the gate defers to the (oracle) judge
@@ -114,7 +114,7 @@ def test_a_missing_case_file_is_an_input_error(tmp_path: Path) -> None:
 
 def test_an_empty_benchmark_reports_no_rate_as_zero() -> None:
     report = asyncio.run(bench_gate([]))
-    assert report.trigger_recall.value is None
+    assert report.trigger_recall.rate is None
     assert report.net_drop is None
     assert report.relative_drop is None
 
@@ -124,8 +124,8 @@ def test_a_set_without_drift_has_no_recall_and_no_relative_drop() -> None:
         id="a", label="faithful", scope=GateScope(databases=("s",)), question="q", answer="ok"
     )
     report = asyncio.run(bench_gate([quiet]))
-    assert report.trigger_recall.value is None
-    assert report.trigger_precision.value is None
+    assert report.trigger_recall.rate is None
+    assert report.trigger_precision.rate is None
     assert report.net_drop == 0.0
     assert report.relative_drop is None
 

@@ -16,7 +16,8 @@ from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, out_console
 
 if TYPE_CHECKING:
-    from arbiter.judges.gate_bench import GateBenchReport, Rate
+    from arbiter.judges.gate_bench import GateBenchReport
+    from arbiter.scoring.rates import Rate
 
 __all__ = ["gate_bench", "render_gate_bench"]
 
@@ -49,12 +50,9 @@ def _text(line: str) -> object:
 
 
 def _rate(rate: Rate) -> str:
-    if rate.value is None or rate.low is None or rate.high is None:
-        return f"n/a ({rate.numerator}/{rate.denominator})"
-    return (
-        f"{rate.value:.3f}  ({rate.numerator}/{rate.denominator}, "
-        f"95% CI {rate.low:.3f}-{rate.high:.3f})"
-    )
+    if rate.rate is None:
+        return f"n/a ({rate.count}/{rate.n})"
+    return f"{rate.rate:.3f}  ({rate.count}/{rate.n}, 95% CI {rate.low:.3f}-{rate.high:.3f})"
 
 
 def _ids(ids: tuple[str, ...]) -> str:

@@ -19,7 +19,8 @@ from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, open_store, out_console, progress_bar, settings
 
 if TYPE_CHECKING:
-    from arbiter.online.sink import Rate, SummaryReport
+    from arbiter.online.sink import SummaryReport
+    from arbiter.scoring.rates import Rate
 
 __all__ = ["online_app", "render_summary", "score"]
 

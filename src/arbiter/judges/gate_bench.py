@@ -21,8 +21,9 @@ twice: in ``observe`` (the baseline: what the trigger fires on, nothing altered)
 - faithful withheld: faithful answers ``enforce`` withheld (an honest refusal withheld
   would show here; with an oracle judge it can only be 0 if the gate defers to it).
 
-Every rate carries its numerator, denominator and a 95% Wilson interval; a rate with a
-zero denominator is None, never 0. False negatives and false positives are listed by id.
+Every rate is a :class:`~arbiter.scoring.rates.Rate`: its count, its n and a 95% Wilson
+interval; over zero cases it is None, never 0. False negatives and false positives are
+listed by id.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from arbiter.contract import ToolCall
 from arbiter.judges.gate_triggers import GateScope, TriggerReason
 from arbiter.judges.grounding_gate import GateAction, GateDecision, GateMode, ScopeRuling, gate
-from arbiter.stats import wilson_interval
+from arbiter.scoring.rates import Rate
 
-__all__ = ["CaseOutcome", "GateBenchReport", "GateCase", "Rate", "bench_gate"]
+__all__ = ["CaseOutcome", "GateBenchReport", "GateCase", "bench_gate"]
 
 Label = Literal["drifted", "faithful"]
 
@@ -61,33 +62,6 @@ class GateCase(BaseModel):
     """The calls the agent made."""
     answer: str = Field(max_length=1_000_000)
     """The answer the gate sees."""
-
-
-class Rate(BaseModel):
-    """A share with its counts and 95% Wilson interval (None when the denominator is 0)."""
-
-    value: float | None
-    """``numerator / denominator``."""
-    numerator: int
-    denominator: int
-    low: float | None
-    """Lower bound of the 95% interval."""
-    high: float | None
-    """Upper bound of the 95% interval."""
-
-    @classmethod
-    def of(cls, numerator: int, denominator: int) -> Rate:
-        """The rate ``numerator / denominator``."""
-        if denominator == 0:
-            return cls(value=None, numerator=numerator, denominator=0, low=None, high=None)
-        low, high = wilson_interval(numerator, denominator)
-        return cls(
-            value=numerator / denominator,
-            numerator=numerator,
-            denominator=denominator,
-            low=low,
-            high=high,
-        )
 
 
 class CaseOutcome(BaseModel):

@@ -19,14 +19,13 @@ from pydantic import BaseModel, Field
 from arbiter.contract import ModelCalls, OnlineResult
 from arbiter.online.judge_chain import FALLBACK_SOURCE
 from arbiter.online.judge_panel import JudgedRun
-from arbiter.stats import wilson_interval
+from arbiter.scoring.rates import Rate
 
 __all__ = [
     "BatchSummary",
     "JsonlSink",
     "LatencySketch",
     "LayerLatency",
-    "Rate",
     "SummaryReport",
 ]
 
@@ -117,27 +116,6 @@ class LatencySketch:
             if seen >= rank:
                 return 0.0 if key == -(2**31) else self._GAMMA ** (key + 0.5)
         return None  # pragma: no cover - rank <= count always lands in a bucket
-
-
-class Rate(BaseModel):
-    """A share of the batch with its 95% Wilson interval."""
-
-    count: int
-    """Items counted."""
-    n: int
-    """Items it is a share of."""
-    rate: float | None
-    """count / n; None when n is 0."""
-    low: float
-    """Lower end of the 95% interval."""
-    high: float
-    """Upper end of the 95% interval."""
-
-    @classmethod
-    def of(cls, count: int, n: int) -> Rate:
-        """The rate ``count / n`` with its interval."""
-        low, high = wilson_interval(count, n)
-        return cls(count=count, n=n, rate=count / n if n else None, low=low, high=high)
 
 
 class LayerLatency(BaseModel):
