@@ -44,7 +44,7 @@ from arbiter.online.config import JudgePanelConfig, OnlineConfig
 from arbiter.online.grounding import GroundingConfig
 from arbiter.online.judge_chain import JudgeChain
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.rules import RuleSet
+from arbiter.online.rules import HeuristicRules
 from arbiter.service.online_agents import TrajectoryScorers, trajectory_item
 from arbiter.service.online_judges import online_pipeline
 from arbiter.systems.python import PythonSystem
@@ -154,7 +154,7 @@ async def _real_session(telemetry: Telemetry) -> None:
         await classifier.evaluate({**SILENT_CONTRADICTION, "id": f"evt-{number}"})
     context = models(alpha=FakeJudgeModel("alpha", reply=answer("fail", quotes=("25.0",))))
     config = OnlineConfig(
-        rules=RuleSet(rules=[]),
+        rules=HeuristicRules(rules=[]),
         grounding=None,
         sample_rate=0.5,
         judge_panel=JudgePanelConfig(

@@ -3,7 +3,7 @@
 Every input (datasets, case files, configs, rosters, stored rows, model answers) is
 validated against a Pydantic model; this module turns the first error into one line
 naming the field as it is written in the document (``rules[0].threshold``, not
-``rules.RuleSet.rules.0.confidence_below.threshold``).
+``rules.HeuristicRules.rules.0.confidence_below.threshold``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
     Args:
         exc: The error.
         model: The model that was validated: its fields tell field names apart from the
-            union members pydantic puts in the location (``RuleSet``, a rule's ``kind``),
+            union members pydantic puts in the location (``HeuristicRules``, a rule's ``kind``),
             which are dropped so the location reads as the author wrote the document.
     """
     errors = exc.errors(include_url=False)

@@ -17,7 +17,7 @@ from arbiter.contract.trajectory import ToolCall
 from arbiter.judges.judges import answer_correctness
 from arbiter.online.config import JudgePanelConfig, OnlineConfig
 from arbiter.online.judge_panel import JudgedRun
-from arbiter.online.rules import RuleSet
+from arbiter.online.rules import HeuristicRules
 from arbiter.scoring.base import ScoringContext
 from arbiter.service.online_agents import TrajectoryScorers, trajectory_item
 from arbiter.service.online_judges import online_pipeline
@@ -55,7 +55,7 @@ async def test_a_panel_of_one_real_member_judges_a_flagged_run_online() -> None:
     await _require_server()
     context = ScoringContext(settings=Settings(llama_cpp_url=URL), use_cache=False)
     config = OnlineConfig(
-        rules=RuleSet(rules=[]),
+        rules=HeuristicRules(rules=[]),
         grounding=None,
         judge_panel=JudgePanelConfig(
             judges=["instruction_following", "answer_groundedness"], panel=[MEMBER]

@@ -15,10 +15,10 @@ from arbiter.online.heuristics import check_heuristics, compile_rules
 from arbiter.online.rules import (
     Condition,
     ConfidenceBelow,
+    HeuristicRules,
     Implies,
     LabelIn,
     RequiredField,
-    RuleSet,
     default_rules,
     load_rules,
     parse_rules,
@@ -41,7 +41,7 @@ def synapse(label: str = "nominal", score: Any = 0.1, confidence: Any = 0.9) -> 
     }
 
 
-def fired(prediction: dict[str, Any], rules: RuleSet) -> list[str]:
+def fired(prediction: dict[str, Any], rules: HeuristicRules) -> list[str]:
     return [finding.rule for finding in check_heuristics(prediction, rules).findings]
 
 
@@ -64,12 +64,12 @@ def test_clean_prediction_passes_the_bundled_rules() -> None:
 def test_silent_contradiction_fires_only_when_the_score_demands_critical(
     label: str, score: Any, fires: bool
 ) -> None:
-    rules = RuleSet(rules=[Implies.model_validate(SILENT_CONTRADICTION)])
+    rules = HeuristicRules(rules=[Implies.model_validate(SILENT_CONTRADICTION)])
     assert fired(synapse(label, score), rules) == (["silent_contradiction"] if fires else [])
 
 
 def test_silent_contradiction_message_names_the_requirement_and_what_was_found() -> None:
-    rules = RuleSet(rules=[Implies.model_validate(SILENT_CONTRADICTION)])
+    rules = HeuristicRules(rules=[Implies.model_validate(SILENT_CONTRADICTION)])
     [finding] = check_heuristics(synapse("nominal", 0.9), rules).findings
     assert 'raw_output.anomaly_score >= 0.8 requires label == "critical"' in finding.message
     assert "got label = 'nominal'" in finding.message
@@ -92,12 +92,12 @@ def test_silent_contradiction_message_names_the_requirement_and_what_was_found()
 def test_confidence_below_fires_under_the_threshold_and_on_non_numbers(
     confidence: Any, fires: bool
 ) -> None:
-    rules = RuleSet(rules=[ConfidenceBelow(threshold=0.5)])
+    rules = HeuristicRules(rules=[ConfidenceBelow(threshold=0.5)])
     assert fired(synapse(confidence=confidence), rules) == (["confidence_below"] if fires else [])
 
 
 def test_confidence_below_can_demand_a_confidence() -> None:
-    rules = RuleSet(rules=[ConfidenceBelow(threshold=0.5, flag_missing=True)])
+    rules = HeuristicRules(rules=[ConfidenceBelow(threshold=0.5, flag_missing=True)])
     prediction = synapse()
     del prediction["confidence"]
     [finding] = check_heuristics(prediction, rules).findings
@@ -111,14 +111,14 @@ def test_confidence_below_can_demand_a_confidence() -> None:
 def test_required_field_reports_missing_null_and_blank(
     raw_output: dict[str, Any], problem: str
 ) -> None:
-    rules = RuleSet(rules=[RequiredField(field="raw_output.status")])
+    rules = HeuristicRules(rules=[RequiredField(field="raw_output.status")])
     [finding] = check_heuristics({"label": "x", "raw_output": raw_output}, rules).findings
     assert finding.rule == "required_field:raw_output.status"
     assert finding.message == f"required field 'raw_output.status' {problem}"
 
 
 def test_required_field_follows_list_indices() -> None:
-    rules = RuleSet(rules=[RequiredField(field="raw_output.items.1.id")])
+    rules = HeuristicRules(rules=[RequiredField(field="raw_output.items.1.id")])
     present = {"raw_output": {"items": [{"id": "a"}, {"id": "b"}]}}
     absent = {"raw_output": {"items": [{"id": "a"}]}}
     assert (fired(present, rules), fired(absent, rules)) == (
@@ -132,7 +132,7 @@ def test_required_field_follows_list_indices() -> None:
     [("nominal", False), ("reject", True), ("Nominal", True), (None, True), (3, True)],
 )
 def test_label_in_fires_outside_the_vocabulary(label: Any, fires: bool) -> None:
-    rules = RuleSet(rules=[LabelIn(labels=["nominal", "degraded", "critical"])])
+    rules = HeuristicRules(rules=[LabelIn(labels=["nominal", "degraded", "critical"])])
     assert fired({"label": label}, rules) == (["label_in"] if fires else [])
 
 

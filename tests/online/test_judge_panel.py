@@ -17,7 +17,7 @@ import pytest
 from arbiter.contract import Example, ModelCalls, OnlineResult, Output, Score
 from arbiter.online.judge_panel import JudgedRun, JudgePanelLayer, PanelOutcome
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.rules import Condition, RuleSet
+from arbiter.online.rules import Condition, HeuristicRules
 from arbiter.online.sampling import draw, sampled, trigger
 from arbiter.online.scorers_layer import ScoredRun, ScorersLayer
 from arbiter.online.sink import BatchSummary
@@ -57,7 +57,7 @@ def item(number: int, *, status: str = "completed", **extra: Any) -> dict[str, A
 
 def pipeline(panels: Panels, *, rate: float = 0.0, seed: int = 0, **options: Any) -> OnlinePipeline:
     return OnlinePipeline(
-        rules=RuleSet(rules=[]),
+        rules=HeuristicRules(rules=[]),
         grounding=None,
         layers=[ScorersLayer([COMPLETED]), JudgePanelLayer(panels)],
         sample_rate=rate,
@@ -173,7 +173,7 @@ async def test_the_cost_of_every_judge_call_is_recorded_against_the_item_and_sum
 
 
 async def test_without_a_judge_panel_the_summary_has_no_judged_share() -> None:
-    result = await OnlinePipeline(rules=RuleSet(rules=[]), grounding=None).evaluate(item(1))
+    result = await OnlinePipeline(rules=HeuristicRules(rules=[]), grounding=None).evaluate(item(1))
     summary = BatchSummary()
     summary.add(result)
     assert summary.report().judged is None

@@ -21,7 +21,7 @@ from arbiter.contract import (
 from arbiter.contract.trajectory import MAX_STEPS, MAX_TEXT_CHARS
 from arbiter.errors import InvalidParameter
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.rules import RuleSet
+from arbiter.online.rules import HeuristicRules
 from arbiter.online.run_bounds import UnusableRun, bounded_run
 from arbiter.online.scorers_layer import ScoredRun, ScorersLayer
 from arbiter.scoring.base import BuiltScorer, scorer
@@ -77,7 +77,7 @@ TRAJECTORY: dict[str, Any] = {
 
 
 def _pipeline(layer: ScorersLayer) -> OnlinePipeline:
-    return OnlinePipeline(rules=RuleSet(rules=[]), grounding=None, layers=[layer])
+    return OnlinePipeline(rules=HeuristicRules(rules=[]), grounding=None, layers=[layer])
 
 
 def _evaluate(layer: ScorersLayer, item: Any, **options: Any) -> OnlineResult:

@@ -22,7 +22,7 @@ from arbiter.online.build import build_pipeline
 from arbiter.online.config import JudgePanelConfig, OnlineConfig
 from arbiter.online.judge_panel import JudgedRun
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.rules import RuleSet
+from arbiter.online.rules import HeuristicRules
 from arbiter.providers.registry import ProviderRegistry
 from arbiter.scoring.base import ScoringContext
 from arbiter.service.online_agents import TrajectoryScorers, trajectory_item
@@ -53,7 +53,7 @@ def run(status: str = "completed", answer_text: str = "Order 1042 cost 25.0 USD.
 
 def config(rate: float = 0.0, **panel: Any) -> OnlineConfig:
     return OnlineConfig(
-        rules=RuleSet(rules=[]),
+        rules=HeuristicRules(rules=[]),
         grounding=None,
         sample_rate=rate,
         judge_panel=JudgePanelConfig(

@@ -22,7 +22,7 @@ from arbiter.online.grounding import PolicyCheck
 from arbiter.online.judge_chain import ChainJudge, CircuitBreaker, JudgeChain
 from arbiter.online.layer import Layer
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.rules import RuleSet
+from arbiter.online.rules import HeuristicRules
 from arbiter.online.safety_layer import SafetyLayer
 from arbiter.telemetry import Telemetry
 
@@ -249,7 +249,7 @@ class _Builder:
 
 
 def _judge_chain(
-    config: OnlineConfig, rules: RuleSet, builder: _Builder, telemetry: Telemetry
+    config: OnlineConfig, rules: HeuristicRules, builder: _Builder, telemetry: Telemetry
 ) -> JudgeChain | None:
     if not config.judges:
         return None

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arbiter.datasets.jsonio import read_json_file
 from arbiter.online.grounding import GroundingConfig
-from arbiter.online.rules import Condition, Rule, RuleSet, default_rules, load_rules
+from arbiter.online.rules import Condition, HeuristicRules, Rule, default_rules, load_rules
 from arbiter.online.safety_layer import SafetyLayerConfig
 from arbiter.validation import validate_document
 
@@ -165,7 +165,7 @@ class DisagreementConfig(_Strict):
 class OnlineConfig(_Strict):
     """What the online pipeline runs. Every expensive layer is off unless configured."""
 
-    rules: list[Rule] | RuleSet | str | None = None
+    rules: list[Rule] | HeuristicRules | str | None = None
     """A rule set (or a bare list of rules), the path of a rule file, or None for the
     bundled Synapse-style rules."""
     vocabulary: list[str] | None = None
@@ -200,7 +200,7 @@ class OnlineConfig(_Strict):
     @classmethod
     def _bare_list_of_rules(cls, value: Any) -> Any:
         # Validated as a list (so an error reads rules[0].threshold), kept as a set.
-        return RuleSet(rules=value) if isinstance(value, list) else value
+        return HeuristicRules(rules=value) if isinstance(value, list) else value
 
     @classmethod
     def load(cls, path: str | Path) -> OnlineConfig:
@@ -216,13 +216,13 @@ class OnlineConfig(_Strict):
             config.rules = str(location.parent / config.rules)
         return config
 
-    def rule_set(self) -> RuleSet:
+    def rule_set(self) -> HeuristicRules:
         """The rules: the given set, the file read, or the bundled defaults.
 
         Raises:
             InputError: The rule file is unreadable or invalid.
         """
-        if isinstance(self.rules, RuleSet):
+        if isinstance(self.rules, HeuristicRules):
             return self.rules
         if isinstance(self.rules, str):
             return load_rules(self.rules)

@@ -19,11 +19,11 @@ from arbiter.online.reading import Item
 from arbiter.online.rules import (
     MISSING,
     ConfidenceBelow,
+    HeuristicRules,
     Implies,
     LabelIn,
     RequiredField,
     Rule,
-    RuleSet,
     compile_path,
 )
 
@@ -59,13 +59,13 @@ class CompiledRules:
         return HeuristicResult(flagged=bool(findings), findings=findings)
 
 
-def compile_rules(rules: RuleSet | Iterable[Rule]) -> CompiledRules:
+def compile_rules(rules: HeuristicRules | Iterable[Rule]) -> CompiledRules:
     """Compile a rule set (or a list of rules) for :func:`check_heuristics`."""
-    return CompiledRules(rules.rules if isinstance(rules, RuleSet) else rules)
+    return CompiledRules(rules.rules if isinstance(rules, HeuristicRules) else rules)
 
 
 def check_heuristics(
-    prediction: Mapping[str, Any], rules: CompiledRules | RuleSet
+    prediction: Mapping[str, Any], rules: CompiledRules | HeuristicRules
 ) -> HeuristicResult:
     """Check one prediction against the rules.
 
@@ -102,7 +102,7 @@ class HeuristicsLayer:
     expensive = False
     budget_floor = None
 
-    def __init__(self, rules: CompiledRules | RuleSet) -> None:
+    def __init__(self, rules: CompiledRules | HeuristicRules) -> None:
         self.rules = rules if isinstance(rules, CompiledRules) else compile_rules(rules)
 
     async def run(self, item: Item, context: LayerContext) -> HeuristicResult:

@@ -39,7 +39,7 @@ from arbiter.online.heuristics import CompiledRules, HeuristicsLayer
 from arbiter.online.judge_chain import JudgeChain, JudgeLayer
 from arbiter.online.layer import Layer, LayerContext, NotRun, Unconfigured
 from arbiter.online.reading import Item, describe_error, fallback_id, read_prediction
-from arbiter.online.rules import Condition, RuleSet, default_rules
+from arbiter.online.rules import Condition, HeuristicRules, default_rules
 from arbiter.online.sampling import SAMPLED, sampled, trigger
 from arbiter.params import check_number, invalid
 from arbiter.systems.base import SystemUnderTest
@@ -55,7 +55,7 @@ _NOT_ESCALATED = LayerResult(status="not_escalated", reason="not escalated")
 
 def standard_layers(
     *,
-    rules: RuleSet | CompiledRules | None = None,
+    rules: HeuristicRules | CompiledRules | None = None,
     grounding: GroundingConfig | None = None,
     policy: PolicyCheck | None = None,
     systems: Mapping[str, SystemUnderTest] | None = None,
@@ -115,7 +115,7 @@ class OnlinePipeline:
     def __init__(
         self,
         *,
-        rules: RuleSet | CompiledRules | None = None,
+        rules: HeuristicRules | CompiledRules | None = None,
         grounding: GroundingConfig | None = None,
         policy: PolicyCheck | None = None,
         systems: Mapping[str, SystemUnderTest] | None = None,

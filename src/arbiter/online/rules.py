@@ -33,11 +33,11 @@ __all__ = [
     "ComparisonOp",
     "Condition",
     "ConfidenceBelow",
+    "HeuristicRules",
     "Implies",
     "LabelIn",
     "RequiredField",
     "Rule",
-    "RuleSet",
     "compile_path",
     "default_rules",
     "load_rules",
@@ -251,8 +251,9 @@ Rule = Annotated[ConfidenceBelow | Implies | RequiredField | LabelIn, Field(disc
 RULE_KINDS = ("confidence_below", "implies", "required_field", "label_in")
 
 
-class RuleSet(BaseModel):
-    """An ordered list of rules; findings come out in this order."""
+class HeuristicRules(BaseModel):
+    """The heuristic layer's rules, in order (a rule file); findings come out in this
+    order. Not the safety detectors' compiled patterns (``safety.patterns.RuleSet``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -270,7 +271,7 @@ class RuleSet(BaseModel):
         return None
 
 
-def parse_rules(document: Any, *, source: str = "rules") -> RuleSet:
+def parse_rules(document: Any, *, source: str = "rules") -> HeuristicRules:
     """Validate a parsed rule document (a list of rules or ``{"rules": [...]}``).
 
     Args:
@@ -286,10 +287,10 @@ def parse_rules(document: Any, *, source: str = "rules") -> RuleSet:
     """
     if isinstance(document, list):
         document = {"rules": document}
-    return validate_document(RuleSet, document, where=source)
+    return validate_document(HeuristicRules, document, where=source)
 
 
-def load_rules(path: str | Path) -> RuleSet:
+def load_rules(path: str | Path) -> HeuristicRules:
     """Read and validate a JSON rule file.
 
     Raises:
@@ -300,7 +301,7 @@ def load_rules(path: str | Path) -> RuleSet:
     return parse_rules(read_json_file(location, what="rules file"), source=str(location))
 
 
-def default_rules() -> RuleSet:
+def default_rules() -> HeuristicRules:
     """The bundled Synapse-style rule set (``online/data/rules.json``)."""
     text = files("arbiter.online").joinpath("data", "rules.json").read_text(encoding="utf-8")
     return parse_rules(json.loads(text), source="arbiter/online/data/rules.json")

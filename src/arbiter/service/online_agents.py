@@ -30,7 +30,7 @@ from arbiter.online.build import build_pipeline
 from arbiter.online.config import OnlineConfig
 from arbiter.online.layer import Layer
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.rules import RuleSet
+from arbiter.online.rules import HeuristicRules
 from arbiter.online.scorers_layer import Applies, OnScores, ScorersLayer
 from arbiter.scoring.base import BuiltScorer
 from arbiter.scoring.registry import ScorerRegistry
@@ -177,7 +177,7 @@ def agent_pipeline(
     Raises:
         InputError: ``config`` names something that cannot be built.
     """
-    config = config or OnlineConfig(rules=RuleSet(rules=[]), grounding=None)
+    config = config or OnlineConfig(rules=HeuristicRules(rules=[]), grounding=None)
     selection = scorers or trajectory_scorers(registry)
     if scorers is None and selection.skipped:
         _log.warning(
