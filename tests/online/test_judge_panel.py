@@ -19,7 +19,7 @@ from arbiter.online.judge_panel import JudgedRun, JudgePanelLayer, PanelOutcome
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import Condition, HeuristicRules
 from arbiter.online.sampling import draw, sampled, trigger
-from arbiter.online.scorers_layer import ScoredRun, ScorersLayer
+from arbiter.online.scorers_layer import ScorersFinding, ScorersLayer
 from arbiter.online.sink import BatchSummary
 from tests.online.test_scorers_layer import COMPLETED, TRAJECTORY
 
@@ -96,7 +96,7 @@ async def test_deterministic_scoring_is_never_sampled() -> None:
     scoring = pipeline(panels, rate=0.0)
     results = [await scoring.evaluate(item(n)) for n in range(20)]
     assert all(r.layers["scorers"].status == "ran" for r in results)
-    assert all(r.payload("scorers", ScoredRun) is not None for r in results)
+    assert all(r.payload("scorers", ScorersFinding) is not None for r in results)
     assert panels.asked == []
 
 

@@ -23,7 +23,7 @@ from arbiter.errors import InvalidParameter
 from arbiter.online.pipeline import OnlinePipeline
 from arbiter.online.rules import HeuristicRules
 from arbiter.online.run_bounds import UnusableRun, bounded_run
-from arbiter.online.scorers_layer import ScoredRun, ScorersLayer
+from arbiter.online.scorers_layer import ScorersFinding, ScorersLayer
 from arbiter.scoring.base import BuiltScorer, scorer
 
 Check = Callable[[Example, Output], Any]
@@ -84,8 +84,8 @@ def _evaluate(layer: ScorersLayer, item: Any, **options: Any) -> OnlineResult:
     return asyncio.run(_pipeline(layer).evaluate(item, **options))
 
 
-def _payload(result: OnlineResult) -> ScoredRun:
-    found = result.payload("scorers", ScoredRun)
+def _payload(result: OnlineResult) -> ScorersFinding:
+    found = result.payload("scorers", ScorersFinding)
     assert found is not None, result.layers["scorers"]
     return found
 
@@ -445,6 +445,6 @@ def test_the_result_round_trips_through_json() -> None:
 
     again = OnlineResult.model_validate_json(result.model_dump_json())
 
-    found = again.payload("scorers", ScoredRun)
+    found = again.payload("scorers", ScorersFinding)
     assert found is not None
     assert [s.name for s in found.scores] == ["completed", "boom"]

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from arbiter.contract import Example, FlowRun, OnlineResult, Output, Score, Trajectory
 from arbiter.online.layer import LayerContext
 from arbiter.online.reading import Item
-from arbiter.online.scorers_layer import ScoredRun
+from arbiter.online.scorers_layer import ScorersFinding
 from arbiter.online.stream import score_stream
 from arbiter.scoring.base import ScoreFunction, scorer
 from arbiter.scoring.registry import ScorerRegistry
@@ -119,8 +119,8 @@ def _score(run: Trajectory | FlowRun, **options: Any) -> OnlineResult:
     return asyncio.run(score_trajectory(run, pipeline=pipeline))
 
 
-def _payload(result: OnlineResult) -> ScoredRun:
-    found = result.payload("scorers", ScoredRun)
+def _payload(result: OnlineResult) -> ScorersFinding:
+    found = result.payload("scorers", ScorersFinding)
     assert found is not None, result.layers
     return found
 
@@ -267,7 +267,7 @@ class _TrajectoryJudge:
 
     async def run(self, item: Item, context: LayerContext) -> dict[str, Any]:
         scored = context.found["scorers"].payload
-        assert isinstance(scored, ScoredRun)
+        assert isinstance(scored, ScorersFinding)
         self.saw.append([s.name for s in scored.scores if s.passed is False])
         return {"refined": True}
 

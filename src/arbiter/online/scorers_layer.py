@@ -41,7 +41,7 @@ from arbiter.online.run_bounds import MAX_DEPTH, AgentRun, UnusableRun, bounded_
 from arbiter.params import check_number, invalid
 from arbiter.scoring.base import Scorer
 
-__all__ = ["Applies", "OnScores", "ScoredRun", "ScorersLayer", "carried_run", "item_example"]
+__all__ = ["Applies", "OnScores", "ScorersFinding", "ScorersLayer", "carried_run", "item_example"]
 
 Applies = Callable[[str | None], bool]
 """Whether a scorer applies to a run of this agent class (None: unclassed)."""
@@ -51,8 +51,9 @@ OnScores = Callable[[AgentRun, Sequence[Score]], None]
 _SHOWN_FAILURES = 5
 
 
-class ScoredRun(BaseModel):
-    """What the scorers layer found about one item's agent run."""
+class ScorersFinding(BaseModel):
+    """What the scorers layer found about one item's agent run (its payload ``scorers``;
+    an offline agent run with its scores is ``service.agents.ScoredRun``)."""
 
     flagged: bool
     """A scorer failed (a danger band or a failed check): the item is escalated."""
@@ -185,7 +186,7 @@ class ScorersLayer:
                 self._on_scores(run, kept)
             except Exception as exc:  # the hook reports; it must not cost the verdicts
                 context.error(describe_error(exc), part="on_scores")
-        return ScoredRun(
+        return ScorersFinding(
             flagged=bool(failed),
             run_id=run.id,
             agent_class=agent_class,

@@ -12,7 +12,7 @@ config's ``judge_panel``) and run on the items a scorer failed, and on the sampl
 
     pipeline = agent_pipeline(telemetry=Telemetry.from_env())
     result = await score_trajectory(trajectory, pipeline=pipeline)
-    result.payload("scorers", ScoredRun).scores
+    result.payload("scorers", ScorersFinding).scores
 """
 
 from __future__ import annotations

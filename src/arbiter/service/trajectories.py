@@ -45,7 +45,7 @@ from arbiter.contract import (
 from arbiter.datasets.jsonio import iter_json_lines, read_text
 from arbiter.errors import InputError
 from arbiter.online.pipeline import OnlinePipeline
-from arbiter.online.scorers_layer import ScoredRun
+from arbiter.online.scorers_layer import ScorersFinding
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.online_agents import agent_pipeline, score_trajectory, trajectory_scorers
@@ -283,7 +283,7 @@ def stored_record(
     now: datetime | None = None,
 ) -> StoredTrajectory:
     """The stored shape of a run and its online result: scores, verdict, band, totals."""
-    scored = result.payload("scorers", ScoredRun)
+    scored = result.payload("scorers", ScorersFinding)
     return stored_from_scores(
         run,
         scored.scores if scored is not None else [],
