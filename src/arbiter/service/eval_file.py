@@ -125,8 +125,9 @@ class RunSection(_Strict):
     """With ``engine = "ray"``: a cluster's address; unset: ``auto``."""
 
 
-class ScorerSection(_Strict):
-    """One ``[[scorers]]`` entry."""
+class ScorerEntry(_Strict):
+    """One ``[[scorers]]`` entry (a report's per-scorer figures are
+    ``contract.ScorerSection``)."""
 
     name: str
     """The registered scorer (see ``arbiter scorers``)."""
@@ -159,7 +160,7 @@ class EvalFile(_Strict):
     """What is evaluated."""
     run: RunSection = Field(default_factory=RunSection)
     """How."""
-    scorers: list[ScorerSection] = Field(default_factory=list)
+    scorers: list[ScorerEntry] = Field(default_factory=list)
     """How each output is scored; none: ``label``."""
     gate: GateSection | None = None
     """What the run must reach."""
@@ -336,7 +337,7 @@ def _scorers(
     label_map: dict[str, str] | None,
     base: Path,
 ) -> list[ScorerSpec]:
-    entries = spec.scorers or [ScorerSection(name="label")]
+    entries = spec.scorers or [ScorerEntry(name="label")]
     specs: list[ScorerSpec] = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(entries):
