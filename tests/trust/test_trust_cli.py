@@ -93,3 +93,19 @@ def test_backtest_of_a_stricter_policy(cli: Cli, tmp_path: Path) -> None:
     text = cli("trust", "backtest", "strict.toml", "--agent", "steady")
     assert "agents changing state: 0 of 1" in text.out
     assert cli("trust", "backtest", "strict.toml", "--since", "yesterday").code == 3
+
+
+def test_judges_shows_and_sets_an_agents_judge_setting(cli: Cli, tmp_path: Path) -> None:
+    _seed(tmp_path)
+    shown = cli("trust", "judges", "steady")
+    assert shown.code == 0
+    assert "steady: judges off (inherit)" in shown.out
+    assert "no judge panel is configured" in shown.out
+    turned = cli("trust", "judges", "steady", "--judges", "on", "--sample-rate", "3", "--json")
+    assert turned.code == 0, turned.err
+    view = json.loads(turned.out)
+    assert (view["judges"], view["enabled"], view["effective_rate"]) == ("on", True, 1.0)
+    assert "judges on (on), sample rate 1" in cli("trust", "judges", "steady").out
+    bad = cli("trust", "judges", "steady", "--judges", "sometimes")
+    assert bad.code == 3
+    assert "judges: expected inherit, on or off" in bad.err

@@ -139,6 +139,54 @@ def unfreeze(
     typer.echo(f"unfrozen {_text(lifted.agent, 80)} by {_text(lifted.by, 80)}")
 
 
+@trust_app.command("judges")
+def judges(
+    agent: Annotated[str, typer.Argument(help="The agent.")],
+    switch: Annotated[
+        str | None,
+        typer.Option("--judges", help="inherit (the default), on or off for this agent."),
+    ] = None,
+    sample_rate: Annotated[
+        float | None,
+        typer.Option(help="Share of its clean runs judged too, in [0, 1] (clamped)."),
+    ] = None,
+    owner: Annotated[
+        str | None, typer.Option(help="The API key id owning the agent (default: nobody).")
+    ] = None,
+    by: Annotated[str | None, typer.Option(help="Who sets it (default: your login name).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show, or set, whether the judge panels run on the agent's ingested runs."""
+    from arbiter.cli.annotate import _default_annotator
+    from arbiter.config import Settings
+    from arbiter.service.trust_judging import agent_judges, set_agent_judges
+
+    settings = Settings()
+    store = open_store()
+    if switch is None and sample_rate is None:
+        found = agent_judges(store, agent, owner=owner, settings=settings)
+    else:
+        found = set_agent_judges(
+            store,
+            agent,
+            owner=owner,
+            judges=switch or "inherit",
+            sample_rate=sample_rate,
+            by=by or _default_annotator(),
+            settings=settings,
+        )
+    if as_json:
+        echo_json(found.model_dump(mode="json"))
+        return
+    state = "on" if found.enabled else "off"
+    rate = f", sample rate {found.effective_rate:g}" if found.enabled else ""
+    lines = [f"{_text(found.agent, 80)}: judges {state} ({found.judges}){rate}"]
+    if not found.panel:
+        lines.append("  no judge panel is configured (ARBITER_TRUST_JUDGE_PANEL): none runs")
+    lines += [f"  {_text(w, 300)}" for w in found.warnings]
+    _print(lines)
+
+
 def _since(value: str | None) -> datetime | None:
     from arbiter.errors import InputError
 

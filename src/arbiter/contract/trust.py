@@ -12,16 +12,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from arbiter.contract.scores import ModelCalls
 
 __all__ = [
     "TRUST_STATES",
+    "AgentJudgeSetting",
     "BreakerAction",
     "BreakerMemory",
     "BreakerMode",
     "EventNote",
     "Freeze",
     "Integrity",
+    "JudgeRuling",
     "RunEvidence",
     "Severity",
     "SignatureCheck",
@@ -234,5 +238,56 @@ class WebhookDelivery(BaseModel):
     """Requests sent."""
     error: str = ""
     """Why it failed, when it did."""
+    created_at: datetime
+    """When."""
+
+
+class AgentJudgeSetting(BaseModel):
+    """An agent's own setting of the judge panels on its ingested runs, as stored.
+
+    Stored as it was given: the resolver reads it leniently, so a value an older
+    version (or a hand) wrote that cannot be read falls back to the default.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str
+    """The agent."""
+    owner: str | None = None
+    """Whose agent."""
+    judges: JsonValue = "inherit"
+    """``inherit`` (the deployment default), ``on`` or ``off``."""
+    sample_rate: JsonValue = None
+    """Share of clean runs also judged; None: the default."""
+    by: str
+    """Who set it."""
+    at: datetime
+    """When."""
+
+
+class JudgeRuling(BaseModel):
+    """One judge's ruling on an ingested run (a panel's consensus), kept beside the run:
+    it never changes the run's stored verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    """The ruling's number (increasing)."""
+    run_id: str
+    """The stored run judged."""
+    agent: str
+    """Its agent."""
+    owner: str | None = None
+    """Whose run."""
+    judge: str
+    """The judge (``answer_groundedness``, ...)."""
+    passed: bool | None
+    """Its verdict; None: it abstained (or was cut off)."""
+    explanation: str = ""
+    """Its reason, clipped (model text: untrusted)."""
+    trigger: str
+    """Why the run was judged: ``flagged``, ``anomalous`` or ``sampled``."""
+    model: ModelCalls = Field(default_factory=ModelCalls)
+    """The calls this judge made on the run: tokens, latency, cost."""
     created_at: datetime
     """When."""

@@ -18,6 +18,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from arbiter.contract import FlowRun, RunKind, StoredTrajectory, Trajectory
+from arbiter.server.api_trust import judge_after_answer
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_store
 from arbiter.server.errors import ApiError, error_responses
@@ -199,6 +200,7 @@ def agent_runs(
     responses=error_responses(400, 401, 413),
 )
 async def submit_trajectory(
+    request: Request,
     body: TrajectorySubmission,
     store: StoreDep,
     who: Who,
@@ -229,6 +231,7 @@ async def submit_trajectory(
         assertions=body.assertions,
         input=body.input,
     )
+    judge_after_answer(request, store, stored, owner=who.owner, input=body.input)
     return TrajectoriesOut(items=stored)
 
 
@@ -308,6 +311,7 @@ async def _export(request: Request, ingest: TraceIngest, who: Principal, kind: s
         kind="logs" if kind == "logs" else "traces",
         owner=who.owner,
     )
+    judge_after_answer(request, ingest.store, report.stored, owner=who.owner)
     # An export response in the request's encoding: empty when everything was taken, else
     # its partial_success (rejected spans or log records, and why).
     body, media = export_response(

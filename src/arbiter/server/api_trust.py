@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -19,7 +20,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from arbiter.config import Settings
-from arbiter.contract import ToolCall
+from arbiter.contract import StoredTrajectory, ToolCall
 from arbiter.contract.gate import GateDecision, GateMode, GateScope, ParkedStatus
 from arbiter.contract.trust import TrustEvent, TrustStatus, Vote
 from arbiter.errors import InputError
@@ -43,12 +44,18 @@ from arbiter.service.trust import (
     trust_history,
     trust_policy,
 )
+from arbiter.service.trust_judging import (
+    AgentJudges,
+    IngestJudges,
+    agent_judges,
+    set_agent_judges,
+)
 from arbiter.service.votes import cast_vote
 from arbiter.store import Store
 from arbiter.store.trust_repository import append_event
 from arbiter.trust import parse_policy, policy_from_mapping
 
-__all__ = ["router"]
+__all__ = ["app_ingest_judges", "judge_after_answer", "router"]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +96,74 @@ def agent_trust_history(
     """The agent's trust history in time order: trips, freezes, parked answers and their
     reviews, acknowledgements."""
     return trust_history(store, name, owner=_owner(who, owner))
+
+
+def app_ingest_judges(request: Request) -> IngestJudges | None:
+    """The app's judges of ingested runs (``app.state.ingest_judges`` when given), built
+    on first use from its settings; None when no judge panel is configured."""
+    state = request.app.state
+    if not hasattr(state, "ingest_judges"):
+        state.ingest_judges = IngestJudges.build(app_settings(request))
+    judges = state.ingest_judges
+    return judges if isinstance(judges, IngestJudges) else None
+
+
+def judge_after_answer(
+    request: Request,
+    store: Store,
+    records: Sequence[StoredTrajectory],
+    *,
+    owner: str | None,
+    input: Mapping[str, Any] | None = None,
+) -> None:
+    """Hand the ingest's stored runs to the judges in the background: the ingest answers
+    without waiting for them, and no failure of theirs reaches it."""
+    try:
+        judges = app_ingest_judges(request)
+        if judges is not None and records:
+            judges.submit(store, records, owner=owner, input=input)
+    except Exception as exc:  # fail open: ingest never sees the judges
+        log.warning("judges on ingest not started: %s", exc)
+
+
+class JudgesBody(BaseModel):
+    """An agent's judge setting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: Literal["inherit", "on", "off"] = "inherit"
+    """``inherit`` the deployment's default, or ``on`` / ``off`` for this agent."""
+    sample_rate: float | None = Field(default=None, allow_inf_nan=False)
+    """Share of its clean runs judged too (clamped to [0, 1]); null: the default."""
+
+
+@router.get("/agents/{name}/judges", tags=["trust"], responses=error_responses(401, 403))
+def agent_judges_setting(
+    name: AgentName, store: StoreDep, who: Who, settings: SettingsDep, owner: OwnerQuery = None
+) -> AgentJudges:
+    """Whether the judge panels run on the agent's ingested runs, and at what sample rate."""
+    return agent_judges(store, name, owner=_owner(who, owner), settings=settings)
+
+
+@router.put("/agents/{name}/judges", tags=["trust"], responses=error_responses(400, 401, 403))
+def put_agent_judges(
+    name: AgentName,
+    body: JudgesBody,
+    store: StoreDep,
+    who: Who,
+    settings: SettingsDep,
+    owner: OwnerQuery = None,
+) -> AgentJudges:
+    """Set the agent's judges (inherit, on, off) and sample rate; recorded with who."""
+    return set_agent_judges(
+        store,
+        name,
+        owner=_owner(who, owner),
+        judges=body.judges,
+        sample_rate=body.sample_rate,
+        by=who.key_id or "server",
+        settings=settings,
+    )
 
 
 class InboxPage(BaseModel):

@@ -12,15 +12,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from arbiter.store.models import Base
 from arbiter.store.types import UntrustedString, UntrustedText
 
 __all__ = [
+    "AgentJudgeSettingRow",
     "BreakerStateRow",
     "FreezeRow",
+    "JudgeRulingRow",
     "TrustEventNoteRow",
     "TrustEventRow",
     "VoteRow",
@@ -115,3 +117,40 @@ class WebhookDeliveryRow(Base):
     attempts: Mapped[int] = mapped_column(Integer)
     error: Mapped[str] = mapped_column(UntrustedText())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AgentJudgeSettingRow(Base):
+    """An agent's judge setting as it was given; the newest row of an agent is in force."""
+
+    __tablename__ = "trust_agent_judges"
+    __table_args__ = (Index("ix_trust_agent_judges_agent", "owner_key", "agent", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner_key: Mapped[str] = mapped_column(String(40))
+    agent: Mapped[str] = mapped_column(UntrustedString(1000))
+    setting: Mapped[dict[str, Any]] = mapped_column(JSON)
+    by: Mapped[str] = mapped_column(UntrustedString(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class JudgeRulingRow(Base):
+    """One judge's ruling on one ingested run (of one content: ``run_hash``)."""
+
+    __tablename__ = "trust_judge_rulings"
+    __table_args__ = (
+        Index("ix_trust_judge_rulings_owner_id", "owner_key", "id"),
+        Index("ix_trust_judge_rulings_run", "run_id", "run_hash"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner_key: Mapped[str] = mapped_column(String(40))
+    agent: Mapped[str] = mapped_column(UntrustedString(1000), index=True)
+    run_id: Mapped[str] = mapped_column(String(40))
+    run_hash: Mapped[str] = mapped_column(String(80))
+    judge: Mapped[str] = mapped_column(String(100), index=True)
+    passed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    explanation: Mapped[str] = mapped_column(UntrustedText())
+    trigger: Mapped[str] = mapped_column(String(20))
+    calls: Mapped[dict[str, Any]] = mapped_column(JSON)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
