@@ -14,7 +14,7 @@ from typing import Any
 from arbiter.contract import CriticOutcome, Finding
 from arbiter.service.browse import StoredVerdict
 
-__all__ = ["CriticRow", "Span", "mark_quotes", "verdict_context"]
+__all__ = ["CriticRow", "TextSegment", "mark_quotes", "verdict_context"]
 
 OUTPUT_CHARS = 50_000
 """Characters of the judged output the page shows."""
@@ -22,7 +22,7 @@ _DIMENSIONS = ("accuracy", "consistency", "completeness")
 
 
 @dataclass(frozen=True)
-class Span:
+class TextSegment:
     """A stretch of the output: plain (``mark`` None) or the quote of finding ``mark``."""
 
     text: str
@@ -44,7 +44,7 @@ def _find(text: str, quote: str, start_at: list[tuple[int, int]]) -> int:
     return -1
 
 
-def mark_quotes(text: str, findings: list[Finding]) -> tuple[list[Span], dict[int, int]]:
+def mark_quotes(text: str, findings: list[Finding]) -> tuple[list[TextSegment], dict[int, int]]:
     """Cut ``text`` into spans, each finding's quote marked where it stands.
 
     Returns:
@@ -64,11 +64,11 @@ def mark_quotes(text: str, findings: list[Finding]) -> tuple[list[Span], dict[in
     spans, cursor = [], 0
     for start, end, i in taken:
         if start > cursor:
-            spans.append(Span(text[cursor:start]))
-        spans.append(Span(text[start:end], numbers[i], findings[i].kind))
+            spans.append(TextSegment(text[cursor:start]))
+        spans.append(TextSegment(text[start:end], numbers[i], findings[i].kind))
         cursor = end
     if cursor < len(text):
-        spans.append(Span(text[cursor:]))
+        spans.append(TextSegment(text[cursor:]))
     return spans, numbers
 
 
