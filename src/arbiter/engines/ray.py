@@ -224,8 +224,8 @@ class RayEngine:
     Args:
         address: ``auto`` (:data:`DEFAULT_ADDRESS`), ``local`` (always a new local
             cluster), or a cluster's address (``HOST:PORT``, ``ray://HOST:PORT``).
-        batch_size: Items per batch; None: enough to keep each task's share of the
-            concurrency busy (at least 256).
+        batch_size: Items per batch; None: sixteen rounds of each task's share of the
+            concurrency (at least 256).
         in_flight: Batches running or queued at once (bounds the driver's memory);
             None: twice the cluster's CPUs.
         retries: Times Ray runs a batch again whose worker died.
@@ -393,7 +393,9 @@ class RayEngine:
         limit_key = getattr(work, "limit_key", None)
         pool = self._pool(limit_key, work.concurrency) if limit_key else None
         share = max(1, math.ceil(work.concurrency / parallel))
-        size = self.batch_size or max(256, 4 * share)
+        # A batch long enough that starting it (building the system in the worker, the
+        # trip there and back) is small beside running it at its share of the limit.
+        size = self.batch_size or max(256, 16 * share)
         buckets: list[list[T]] = [[] for _ in range(2 * parallel)]
         in_flight = self.in_flight or 2 * parallel
         pending: dict[asyncio.Future[Any], Any] = {}

@@ -1,0 +1,272 @@
+"""The engines side by side: local vs Ray, CPU-bound and I/O-bound work, and a big run.
+
+Run: ``python bench/engine_scale.py [--quick] [--big N]`` (needs the ray extra).
+
+(a) CPU-bound: 20,000 agent runs (``trajectory_speed.py``'s OTLP traces: 20 spans each)
+    scored by every deterministic trajectory scorer, as ``arbiter agent score --engine``
+    scores them (:class:`~arbiter.service.agent_work.AgentScoreWork`): on the local
+    engine, then on a local Ray cluster of one worker, then of two. Targets: Ray with one
+    worker at most 1.25x local's wall time (the engine's overhead), Ray with two at least
+    1.6x faster than local.
+(b) I/O-bound: 20,000 examples through an HTTP system that answers after 50 ms
+    (``harness_throughput.py``'s service, in a child process), ``--concurrency 200``
+    shared by the cluster's two workers (one limit, a Ray actor), results written to a
+    SQLite store by the driver. Target: wall time at most 1.3x the ideal
+    (``n x 0.05 / 200`` = 5 s).
+(c) Big: ``--big N`` examples (default 1,000,000) through an instant Python system on
+    Ray (two workers), stored in SQLite: completes?, the driver's peak RSS, examples/s.
+
+Each Ray figure includes the batches' trips to the workers and back; none includes
+starting the cluster (printed apart). Wall times, on a machine other agents share: the
+ratios are of runs made one after the other in this process. A benchmark, never a test:
+it prints, it does not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CPU_N = 20_000
+IO_N = 20_000
+IO_CONCURRENCY = 200
+BIG_N = 1_000_000
+OVERHEAD_TARGET = 1.25
+SPEEDUP_TARGET = 1.6
+IO_TARGET = 1.3
+
+
+def instant(inputs: dict[str, Any]) -> str:
+    """The big run's system: answers at once."""
+    return str(inputs.get("q", ""))
+
+
+def _ray_engine(cpus: int) -> Any:
+    from arbiter.engines.ray import RayEngine
+
+    started = time.perf_counter()
+    engine = RayEngine("local", num_cpus=cpus, node_ip="127.0.0.2")
+    engine.open()
+    print(f"  (a local cluster of {cpus} CPU(s) started in {time.perf_counter() - started:.1f} s)")
+    return engine
+
+
+def _timed(run: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = asyncio.run(run())
+    return time.perf_counter() - started, result
+
+
+def cpu_bound(n: int) -> dict[str, Any]:
+    """(a): the same scoring on local, Ray x1, Ray x2."""
+    from trajectory_speed import build_scorers, write_traces
+
+    from arbiter.engines.local import LocalEngine
+    from arbiter.service.agent_work import AgentScoreWork
+    from arbiter.trajectories.loader import load_runs
+
+    folder = Path(tempfile.mkdtemp(prefix="engine-scale-"))
+    path = folder / "traces.jsonl"
+    write_traces(path, n)
+    runs = load_runs([path])
+    scorers, _ = build_scorers()
+    work = AgentScoreWork(scorers, specs=[s.spec for s in scorers])
+
+    def on(engine: Any) -> Callable[[], Awaitable[int]]:
+        async def go() -> int:
+            count = 0
+
+            async def keep(item: Any) -> None:
+                nonlocal count
+                count += 1
+
+            await engine.run(work, enumerate(runs), keep)
+            return count
+
+        return go
+
+    figures: dict[str, Any] = {"n": len(runs), "scorers": len(scorers)}
+    figures["local_s"], done = _timed(on(LocalEngine()))
+    assert done == len(runs)
+    for cpus in (1, 2):
+        engine = _ray_engine(cpus)
+        try:
+            figures[f"ray{cpus}_s"], done = _timed(on(engine))
+            assert done == len(runs)
+        finally:
+            engine.close()
+    figures["overhead"] = figures["ray1_s"] / figures["local_s"]
+    figures["speedup"] = figures["local_s"] / figures["ray2_s"]
+    return figures
+
+
+def io_bound(n: int, engine: Any) -> dict[str, Any]:
+    """(b): the HTTP system through the runner on Ray, concurrency shared by the cluster."""
+    from harness_throughput import LATENCY_S, serve_in_subprocess
+
+    from arbiter.contract import Dataset, Example
+    from arbiter.harness.runner import run_eval_async
+    from arbiter.scoring.labels import label
+    from arbiter.service.engines import run_parts
+    from arbiter.service.runs import system_description
+    from arbiter.store import Store
+    from arbiter.systems.factory import build_system
+
+    dataset = Dataset(
+        name="io",
+        examples=[Example(id=f"io-{i}", input={"text": f"t{i}"}, expected="low") for i in range(n)],
+    )
+    folder = Path(tempfile.mkdtemp(prefix="engine-scale-"))
+    store = Store(f"sqlite:///{folder / 'io.db'}")
+    with serve_in_subprocess() as server:
+        description = system_description("http", server.url, label_path="label")
+        scorer = label()
+        parts = run_parts(description, {}, [scorer.spec], use_cache=False)
+        seconds, report = _timed(
+            lambda: run_eval_async(
+                build_system(description),
+                dataset,
+                concurrency=IO_CONCURRENCY,
+                scorers=[scorer],
+                store=store,
+                engine=engine,
+                parts=parts,
+            )
+        )
+    store.close()
+    ideal = n * LATENCY_S / IO_CONCURRENCY
+    return {
+        "n": n,
+        "seconds": seconds,
+        "ideal_s": ideal,
+        "ratio": seconds / ideal,
+        "errors": report.error_rate,
+        "done": report.completeness.done if report.completeness else None,
+    }
+
+
+def big_child(n: int) -> None:
+    """(c), in a fresh process (its RSS its own): ``n`` examples on Ray x2, stored."""
+    from arbiter.contract import Dataset, Example
+    from arbiter.harness.runner import run_eval_async
+    from arbiter.scoring.labels import label
+    from arbiter.service.engines import run_parts
+    from arbiter.service.runs import system_description
+    from arbiter.store import Store
+    from arbiter.systems.factory import build_system
+
+    engine = _ray_engine(2)
+    target = f"{Path(__file__).resolve()}:instant"
+    description = system_description("python", target)
+    dataset = Dataset(
+        name="big",
+        examples=[Example(id=f"b-{i}", input={"q": "x"}, expected="x") for i in range(n)],
+    )
+    folder = Path(tempfile.mkdtemp(prefix="engine-scale-"))
+    store = Store(f"sqlite:///{folder / 'big.db'}")
+    scorer = label()
+    try:
+        seconds, report = _timed(
+            lambda: run_eval_async(
+                build_system(description),
+                dataset,
+                scorers=[scorer],
+                store=store,
+                engine=engine,
+                parts=run_parts(description, {}, [scorer.spec], use_cache=False),
+            )
+        )
+    finally:
+        engine.close()
+        store.close()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    done = report.completeness.done if report.completeness else 0
+    print(json.dumps({"n": n, "done": done, "status": report.status, "seconds": seconds,
+                      "per_second": done / seconds, "peak_rss_mb": peak_mb}))  # fmt: skip
+
+
+def big(n: int) -> dict[str, Any]:
+    import subprocess
+
+    child = subprocess.run(
+        [sys.executable, __file__, "--big-child", str(n)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
+    if child.returncode != 0 or not lines:
+        return {"n": n, "failed": (child.stderr.strip().splitlines() or ["?"])[-1]}
+    figures: dict[str, Any] = json.loads(lines[-1])
+    return figures
+
+
+def _mark(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def _print_cpu(a: dict[str, Any]) -> None:
+    print(f"(a) CPU-bound: {a['n']} agent runs, {a['scorers']} trajectory scorers")
+    print(f"  local        {a['local_s']:7.2f} s   {a['n'] / a['local_s']:8.0f} runs/s")
+    print(f"  ray, 1 CPU   {a['ray1_s']:7.2f} s   {a['n'] / a['ray1_s']:8.0f} runs/s   "
+          f"overhead {a['overhead']:.2f}x (target <= {OVERHEAD_TARGET}x: "
+          f"{_mark(a['overhead'] <= OVERHEAD_TARGET)})")  # fmt: skip
+    print(f"  ray, 2 CPUs  {a['ray2_s']:7.2f} s   {a['n'] / a['ray2_s']:8.0f} runs/s   "
+          f"speed-up {a['speedup']:.2f}x (target >= {SPEEDUP_TARGET}x: "
+          f"{_mark(a['speedup'] >= SPEEDUP_TARGET)})")  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10x fewer items (a smoke run)")
+    parser.add_argument("--big", type=int, default=BIG_N, help="examples of the big run")
+    parser.add_argument("--skip-big", action="store_true", help="leave out (c)")
+    parser.add_argument("--skip-cpu", action="store_true", help="leave out (a)")
+    parser.add_argument("--big-child", type=int, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.big_child:
+        big_child(options.big_child)
+        return 0
+    scale = 10 if options.quick else 1
+    print(f"engine_scale: {platform.python_version()}, {os.cpu_count()} CPUs")
+
+    if not options.skip_cpu:
+        _print_cpu(cpu_bound(CPU_N // scale))
+
+    print(f"(b) I/O-bound: {IO_N // scale} examples, HTTP 50 ms, concurrency {IO_CONCURRENCY}")
+    engine = _ray_engine(2)
+    try:
+        b = io_bound(IO_N // scale, engine)
+    finally:
+        engine.close()
+    print(f"  ray, 2 CPUs  {b['seconds']:7.2f} s   ideal {b['ideal_s']:.2f} s   "
+          f"{b['ratio']:.2f}x ideal (target <= {IO_TARGET}x: {_mark(b['ratio'] <= IO_TARGET)}); "
+          f"{b['done']} stored, error rate {b['errors']:.3f}")  # fmt: skip
+
+    if not options.skip_big:
+        n = options.big // scale
+        print(f"(c) big: {n} examples, instant system, ray with 2 CPUs, SQLite store")
+        c = big(n)
+        if "failed" in c:
+            print(f"  did not complete: {c['failed']}")
+        else:
+            rate, rss = c["per_second"], c["peak_rss_mb"]
+            print(f"  {c['status']}: {c['done']}/{c['n']} in {c['seconds']:.1f} s, "
+                  f"{rate:,.0f} examples/s, driver peak RSS {rss:,.0f} MB")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
