@@ -19,7 +19,7 @@ to learn a shape:
 
 from arbiter.contract.agents import AGENT_CLASS_KEY, AgentCase, AgentInput
 from arbiter.contract.annotations import Annotation, AnnotationLabel, FrozenRuling, RulingVerdict
-from arbiter.contract.common import SCHEMA_VERSION, Interval, Usage
+from arbiter.contract.common import SCHEMA_VERSION, Interval, StrictModel, Usage
 from arbiter.contract.data import Dataset, Example, Output, Prediction
 from arbiter.contract.jury import (
     DIMENSIONS,
@@ -170,6 +170,7 @@ __all__ = [
     "ScorerSpec",
     "Step",
     "StoredTrajectory",
+    "StrictModel",
     "ToolCall",
     "Totals",
     "Trajectory",

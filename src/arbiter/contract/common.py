@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["SCHEMA_VERSION", "Interval", "Usage", "storable_id"]
+__all__ = ["SCHEMA_VERSION", "Interval", "StrictModel", "Usage", "storable_id"]
 
 SCHEMA_VERSION = 1
 """Version of the stored shapes of this package; bumped on any incompatible change."""
+
+
+class StrictModel(BaseModel):
+    """A shape that refuses keys it does not define: a typo in a file or a request
+    (``min_acuracy``) is an error naming the key, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Interval(BaseModel):

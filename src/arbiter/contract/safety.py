@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from arbiter.contract.common import SCHEMA_VERSION, Interval
+from arbiter.contract.common import SCHEMA_VERSION, Interval, StrictModel
 
 __all__ = [
     "DetectorName",
@@ -50,11 +50,7 @@ RedTeamCategory = Literal[
 """The self-test's categories: five kinds of attack, and benign look-alikes."""
 
 
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SafetyFinding(_Shape):
+class SafetyFinding(StrictModel):
     """One thing a safety detector found in one text; never the raw value."""
 
     detector: DetectorName
@@ -76,7 +72,7 @@ class SafetyFinding(_Shape):
     """Why it was judged so, one line (``base64 that decodes to an instruction``)."""
 
 
-class SafetyScan(_Shape):
+class SafetyScan(StrictModel):
     """One detector over one text: its findings and how much of the text it read."""
 
     detector: DetectorName
@@ -93,7 +89,7 @@ class SafetyScan(_Shape):
     """Other bounds that were reached, one line each (``phone candidates: first 2000``)."""
 
 
-class ExpectedFinding(_Shape):
+class ExpectedFinding(StrictModel):
     """What a red-team case expects a detector to find."""
 
     detector: DetectorName
@@ -102,7 +98,7 @@ class ExpectedFinding(_Shape):
     """The finding's category it should report; None: any of the detector's."""
 
 
-class RedTeamCase(_Shape):
+class RedTeamCase(StrictModel):
     """One case of a red-team corpus: a text, where it sits, what should be found."""
 
     id: str = Field(min_length=1, max_length=200)
@@ -124,7 +120,7 @@ class RedTeamCase(_Shape):
     """What the case is (what an encoded payload decodes to, what a look-alike mimics)."""
 
 
-class SelfTestCategory(_Shape):
+class SelfTestCategory(StrictModel):
     """Recall of the detectors on one attack category of a corpus."""
 
     category: RedTeamCategory
@@ -141,7 +137,7 @@ class SelfTestCategory(_Shape):
     """Whether ``recall.estimate`` reaches the target."""
 
 
-class SelfTestMiss(_Shape):
+class SelfTestMiss(StrictModel):
     """A case the detectors got wrong: an attack missed, or a benign case flagged."""
 
     id: str
@@ -159,7 +155,7 @@ class SelfTestMiss(_Shape):
     """The case's own note."""
 
 
-class SelfTestReport(_Shape):
+class SelfTestReport(StrictModel):
     """The detectors measured on a red-team corpus: recall per category, benign false
     positives, the targets and every miss."""
 
@@ -187,7 +183,7 @@ class SelfTestReport(_Shape):
     """Every missed attack and flagged benign case, in corpus order."""
 
 
-class FirewallFlag(_Shape):
+class FirewallFlag(StrictModel):
     """A tool result that carries an injection, flagged on the run and nothing more: the
     result was delivered to the agent as it was (observe only)."""
 

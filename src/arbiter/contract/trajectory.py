@@ -27,8 +27,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     JsonValue,
     ValidationInfo,
@@ -36,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from arbiter.contract.common import SCHEMA_VERSION
+from arbiter.contract.common import SCHEMA_VERSION, StrictModel
 
 __all__ = [
     "DEFAULT_AGENT_CLASSES",
@@ -135,11 +133,7 @@ def check_one_kind_of_time(times: Iterator[tuple[str, datetime]]) -> None:
             )
 
 
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _Timed(_Shape):
+class _Timed(StrictModel):
     """Start and end of a step or node, and its duration when known without them."""
 
     started_at: datetime | None = None
@@ -162,7 +156,7 @@ class _Timed(_Shape):
         return self.duration_ms
 
 
-class ChatMessage(_Shape):
+class ChatMessage(StrictModel):
     """One chat message sent to or received from a model."""
 
     role: Name
@@ -220,7 +214,7 @@ class ToolCall(_Timed):
         return self.error is None
 
 
-class Chunk(_Shape):
+class Chunk(StrictModel):
     """One retrieved passage."""
 
     source: Name | None = None
@@ -261,7 +255,7 @@ Step = Annotated[LlmCall | ToolCall | Retrieval | Handoff, Field(discriminator="
 """One step of a trajectory, told apart by its ``kind``."""
 
 
-class AgentIdentity(_Shape):
+class AgentIdentity(StrictModel):
     """Which agent ran."""
 
     name: Name | None = None
@@ -281,7 +275,7 @@ class AgentIdentity(_Shape):
         return value
 
 
-class TrajectorySource(_Shape):
+class TrajectorySource(StrictModel):
     """Where a run was imported from."""
 
     format: Name
@@ -296,7 +290,7 @@ class TrajectorySource(_Shape):
     """The spans it was built from."""
 
 
-class Totals(_Shape):
+class Totals(StrictModel):
     """Tokens, cost and duration of a run, summed over what its steps report."""
 
     input_tokens: int
@@ -314,7 +308,7 @@ class Totals(_Shape):
         return self.input_tokens + self.output_tokens
 
 
-class Trajectory(_Shape):
+class Trajectory(StrictModel):
     """One agent run: who ran, what it did, step by step, and what it answered."""
 
     schema_version: int = SCHEMA_VERSION
@@ -470,7 +464,7 @@ class FlowNode(_Timed):
     """Why it failed, if it did."""
 
 
-class FlowRun(_Shape):
+class FlowRun(StrictModel):
     """One run of a flow: the second agent type, judged as a whole by the flow scorers."""
 
     schema_version: int = SCHEMA_VERSION

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from arbiter.contract import StrictModel
 from arbiter.datasets.jsonio import read_json_file
 from arbiter.online.grounding import GroundingConfig
 from arbiter.online.rules import Condition, HeuristicRules, Rule, default_rules, load_rules
@@ -44,10 +45,6 @@ __all__ = [
     "PolicyGroundingConfig",
     "StoreConfig",
 ]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class EmbedderConfig(BaseModel):
@@ -84,7 +81,7 @@ class StoreConfig(BaseModel):
     """Seconds one Upstash call may take."""
 
 
-class ConsistencyConfig(_Strict):
+class ConsistencyConfig(StrictModel):
     """Layer 3: nearest neighbours in a namespace of past items."""
 
     embedder: EmbedderConfig
@@ -103,7 +100,7 @@ class ConsistencyConfig(_Strict):
     """Embed this ``raw_output`` text field; None embeds ``raw_output`` as canonical JSON."""
 
 
-class PolicyGroundingConfig(_Strict):
+class PolicyGroundingConfig(StrictModel):
     """Grounding stage 3: re-query a namespace of real policies."""
 
     embedder: EmbedderConfig
@@ -119,7 +116,7 @@ class PolicyGroundingConfig(_Strict):
     """Seconds stage 3 may take before it is given up (stages 1-2 stand)."""
 
 
-class ChainJudgeConfig(_Strict):
+class ChainJudgeConfig(StrictModel):
     """One LLM judge of the chain."""
 
     name: str
@@ -136,7 +133,7 @@ class ChainJudgeConfig(_Strict):
     """Seconds the circuit stays open before a trial call."""
 
 
-class JudgePanelConfig(_Strict):
+class JudgePanelConfig(StrictModel):
     """The decomposed LLM judges of agent runs, on escalated items (an expensive layer)."""
 
     judges: list[str] | None = Field(default=None, min_length=1)
@@ -153,7 +150,7 @@ class JudgePanelConfig(_Strict):
     """Seconds over the longest call timeout that floor allows."""
 
 
-class DisagreementConfig(_Strict):
+class DisagreementConfig(StrictModel):
     """Layer 2: the same input to several systems under test."""
 
     systems: dict[str, dict[str, Any]] = Field(min_length=1)
@@ -162,7 +159,7 @@ class DisagreementConfig(_Strict):
     """Seconds each system may take."""
 
 
-class OnlineConfig(_Strict):
+class OnlineConfig(StrictModel):
     """What the online pipeline runs. Every expensive layer is off unless configured."""
 
     rules: list[Rule] | HeuristicRules | str | None = None

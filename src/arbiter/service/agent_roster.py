@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from arbiter.contract import (
     Band,
@@ -27,6 +27,7 @@ from arbiter.contract import (
     RunKind,
     Score,
     StoredTrajectory,
+    StrictModel,
     Trajectory,
     TrajectoryStatus,
 )
@@ -95,10 +96,6 @@ SPARK_RUNS = 30
 _OUTCOMES = 2 * TREND_WINDOW
 """Latest verdicts an entry reads: the two windows of its trend."""
 _BANDS: tuple[Band, ...] = ("healthy", "review", "danger")
-
-
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)
@@ -178,7 +175,7 @@ def record_health(record: AgentRecord) -> Health:
     return run_health(record.passed, record.scores)
 
 
-class AgentSummary(_Shape):
+class AgentSummary(StrictModel):
     """One roster entry: an agent (or a flow) and how its runs fared."""
 
     name: str
@@ -309,7 +306,7 @@ def agent_roster(store: Store, *, viewer: str | None = None) -> list[AgentSummar
     return sorted(entries, key=key)
 
 
-class DimensionFigure(_Shape):
+class DimensionFigure(StrictModel):
     """One scorer's verdicts over an agent's runs."""
 
     scorer: str
@@ -422,7 +419,7 @@ def _figures(tallies: Iterable[ScoreTally], registry: ScorerRegistry) -> list[Di
     return figures
 
 
-class DimensionBar(_Shape):
+class DimensionBar(StrictModel):
     """One dimension's checks over an agent's runs: the scorers measuring it, summed."""
 
     dimension: str
@@ -482,7 +479,7 @@ def dimension_bars(
     return sorted(bars, key=key)
 
 
-class ScoreChip(_Shape):
+class ScoreChip(StrictModel):
     """One verdict of a run, as a band strip shows it."""
 
     name: str
@@ -500,7 +497,7 @@ class ScoreChip(_Shape):
         return state_of(self.passed, self.band, errored=self.error)
 
 
-class LedgerRow(_Shape):
+class LedgerRow(StrictModel):
     """One run of an agent's ledger."""
 
     id: str

@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
-from arbiter.contract import RunConfig, RunGate, ScorerSpec
+from arbiter.contract import RunConfig, RunGate, ScorerSpec, StrictModel
 from arbiter.datasets.tomlio import TomlDocument, read_toml_file
 from arbiter.errors import InputError
 from arbiter.scoring.files import file_arguments
@@ -61,11 +61,7 @@ from arbiter.validation import describe_validation_error
 __all__ = ["EvalFile", "EvalPlan", "load_eval_file"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DatasetSection(_Strict):
+class DatasetSection(StrictModel):
     """``[dataset]``: which examples."""
 
     path: str
@@ -76,7 +72,7 @@ class DatasetSection(_Strict):
     """Where a precomputed output sits in a row (top level, or inside ``input``)."""
 
 
-class SystemSection(_Strict):
+class SystemSection(StrictModel):
     """``[system]``: what is evaluated."""
 
     kind: str = DEFAULT_KIND
@@ -104,7 +100,7 @@ class SystemSection(_Strict):
     """Seconds per call (default: the settings' timeout)."""
 
 
-class RunSection(_Strict):
+class RunSection(StrictModel):
     """``[run]``: how the run executes."""
 
     k: int = Field(default=1, ge=1)
@@ -125,7 +121,7 @@ class RunSection(_Strict):
     """With ``engine = "ray"``: a cluster's address; unset: ``auto``."""
 
 
-class ScorerEntry(_Strict):
+class ScorerEntry(StrictModel):
     """One ``[[scorers]]`` entry (a report's per-scorer figures are
     ``contract.ScorerSection``)."""
 
@@ -147,7 +143,7 @@ class GateSection(RunGate):
     model_config = ConfigDict(extra="forbid")
 
 
-class EvalFile(_Strict):
+class EvalFile(StrictModel):
     """The whole eval file."""
 
     name: str | None = None
