@@ -19,6 +19,7 @@ from arbiter.cli.common import echo_json, open_store, out_console
 if TYPE_CHECKING:
     from arbiter.contract.trust import TrustStatus
     from arbiter.service.backtest import BacktestReport
+    from arbiter.service.trust_thresholds import ThresholdsView
 
 __all__ = ["trust_app"]
 
@@ -30,6 +31,12 @@ trust_app = typer.Typer(
 app.add_typer(trust_app, name="trust")
 policy_app = typer.Typer(name="policy", help="Show or check a trust policy.", no_args_is_help=True)
 trust_app.add_typer(policy_app, name="policy")
+thresholds_app = typer.Typer(
+    name="thresholds",
+    help="The default band thresholds every ingested run is scored against.",
+    no_args_is_help=True,
+)
+trust_app.add_typer(thresholds_app, name="thresholds")
 
 
 def _text(value: object, limit: int = 200) -> str:
@@ -185,6 +192,76 @@ def judges(
         lines.append("  no judge panel is configured (ARBITER_TRUST_JUDGE_PANEL): none runs")
     lines += [f"  {_text(w, 300)}" for w in found.warnings]
     _print(lines)
+
+
+def _line(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _print_thresholds(view: ThresholdsView, as_json: bool) -> None:
+    if as_json:
+        echo_json(view.model_dump(mode="json"))
+        return
+    head = "default band thresholds: the shipped ones (preset balanced)"
+    if view.source != "shipped":
+        own = " with lines of its own" if view.source == "custom" else ""
+        head = f"default band thresholds: preset {view.preset}{own}"
+        head += f", set by {_text(view.set_by or '?', 80)}"
+    lines = [head, f"{'metric':<26} {'healthy':>10} {'danger':>10}   shipped"]
+    for m in view.metrics:
+        shipped = f"{_line(m.shipped_healthy)} / {_line(m.shipped_danger)}"
+        if m.off:
+            lines.append(f"{m.key:<26} {'off':>10} {'off':>10}   {shipped}")
+            continue
+        lines.append(f"{m.key:<26} {_line(m.healthy):>10} {_line(m.danger):>10}   {shipped}")
+    _print(lines)
+
+
+@thresholds_app.command("show")
+def thresholds_show(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """The lines in force, metric by metric, beside the shipped ones."""
+    from arbiter.service.trust_thresholds import thresholds_view
+
+    _print_thresholds(thresholds_view(open_store()), as_json)
+
+
+@thresholds_app.command("set")
+def thresholds_set(
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            help='Lines of your own, JSON: {metric: {healthy, danger} | number | "off"}.'
+        ),
+    ] = None,
+    preset: Annotated[
+        str, typer.Option(help="The preset underneath: strict, balanced (shipped) or lenient.")
+    ] = "balanced",
+    by: Annotated[
+        str | None, typer.Option(help="Who sets them (default: your login name).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Set the default band thresholds: in force from the next ingested run."""
+    from arbiter.cli.annotate import _default_annotator
+    from arbiter.datasets.jsonio import parse_json, read_text
+    from arbiter.errors import InputError
+    from arbiter.service.trust_thresholds import set_thresholds
+
+    document = None
+    if file is not None:
+        document = parse_json(read_text(file, what="thresholds file"), source=str(file))
+        if not isinstance(document, dict):
+            raise InputError(f"{file}: expected an object of metric thresholds")
+    view = set_thresholds(
+        open_store(),
+        preset=preset,
+        thresholds=document,
+        by=by or _default_annotator(),
+        where=str(file) if file is not None else "thresholds",
+    )
+    _print_thresholds(view, as_json)
 
 
 def _since(value: str | None) -> datetime | None:

@@ -18,7 +18,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from arbiter.contract import FlowRun, RunKind, StoredTrajectory, Trajectory
-from arbiter.server.api_trust import judge_after_answer
+from arbiter.server.api_trust import default_thresholds_of, judge_after_answer
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_store
 from arbiter.server.errors import ApiError, error_responses
@@ -123,6 +123,7 @@ def app_scoring(request: Request) -> AgentRunScoring:
     scoring = getattr(request.app.state, "agent_scoring", None)
     if scoring is None:
         scoring = request.app.state.agent_scoring = agent_run_scoring()
+        scoring.defaults = default_thresholds_of(app_store(request))
     assert isinstance(scoring, AgentRunScoring)
     return scoring
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -50,12 +50,18 @@ from arbiter.service.trust_judging import (
     agent_judges,
     set_agent_judges,
 )
+from arbiter.service.trust_thresholds import (
+    ThresholdsView,
+    ingest_defaults,
+    set_thresholds,
+    thresholds_view,
+)
 from arbiter.service.votes import cast_vote
 from arbiter.store import Store
 from arbiter.store.trust_repository import append_event
 from arbiter.trust import parse_policy, policy_from_mapping
 
-__all__ = ["app_ingest_judges", "judge_after_answer", "router"]
+__all__ = ["app_ingest_judges", "default_thresholds_of", "judge_after_answer", "router"]
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +169,54 @@ def put_agent_judges(
         sample_rate=body.sample_rate,
         by=who.key_id or "server",
         settings=settings,
+    )
+
+
+def default_thresholds_of(store: Store) -> Callable[[], Mapping[str, Any]]:
+    """What the ingest scores each run against under its own assertions: the deployment's
+    default band thresholds, read for each run (a change applies to the next one); a
+    store that cannot answer leaves the shipped defaults (a log line)."""
+
+    def read() -> Mapping[str, Any]:
+        try:
+            return ingest_defaults(store)
+        except Exception as exc:  # the shipped defaults stand: ingest goes on
+            log.warning("default band thresholds not read: %s", exc)
+            return {}
+
+    return read
+
+
+@router.get("/trust/thresholds", tags=["trust"], responses=error_responses(401))
+def get_thresholds(store: StoreDep, who: Who) -> ThresholdsView:
+    """The default band thresholds every ingested run is scored against (a case's own
+    assertions override them metric by metric)."""
+    return thresholds_view(store)
+
+
+class ThresholdsBody(BaseModel):
+    """New default band thresholds: a preset, and lines of your own over it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    preset: Literal["strict", "balanced", "lenient"] = "balanced"
+    """The preset underneath (``balanced``: the shipped defaults)."""
+    thresholds: dict[str, JsonValue] = Field(default_factory=dict, max_length=200)
+    """``{metric: {healthy, danger}}``, a bare number (the danger line) or ``"off"``."""
+
+
+@router.put("/trust/thresholds", tags=["trust"], responses=error_responses(400, 401, 403))
+def put_thresholds(body: ThresholdsBody, store: StoreDep, who: Who) -> ThresholdsView:
+    """Set the default band thresholds (an admin key): in force from the next ingested
+    run; runs stored before keep their bands."""
+    if not who.admin:
+        raise ApiError(403, "only an admin key may set the deployment's thresholds")
+    return set_thresholds(
+        store,
+        preset=body.preset,
+        thresholds=body.thresholds,
+        by=who.key_id or "server",
+        where="body.thresholds",
     )
 
 

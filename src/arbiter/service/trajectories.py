@@ -23,7 +23,7 @@ import hashlib
 import math
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -89,6 +89,10 @@ class AgentRunScoring:
     """The pipeline (its free layer runs every deterministic trajectory scorer)."""
     specs: dict[str, ScorerSpec] = field(default_factory=dict)
     """Each scorer's spec by the name its scores carry."""
+    defaults: Callable[[], Mapping[str, Any]] | None = None
+    """The deployment's default band thresholds as assertions (``<key>``,
+    ``<key>__healthy``), read for each run; a run's and a request's assertions override
+    them metric by metric. None: the shipped defaults."""
 
     @property
     def rules(self) -> frozenset[str]:
@@ -265,7 +269,11 @@ async def score_run(
     subject = run.trajectory or run.flow
     if subject is None:  # an ImportedRun always carries one of the two
         raise InputError(f"{_BODY}: the run holds neither a trajectory nor a flow")
-    merged = {**run.assertions, **(assertions or {})}
+    merged: dict[str, Any] = {**run.assertions, **(assertions or {})}
+    if scoring.defaults is not None:
+        from arbiter.trust.thresholds import under_case
+
+        merged = under_case(merged, scoring.defaults())
     result = await score_trajectory(
         subject, pipeline=scoring.pipeline, input=input, assertions=merged or None
     )

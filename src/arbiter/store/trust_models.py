@@ -21,6 +21,7 @@ from arbiter.store.types import UntrustedString, UntrustedText
 __all__ = [
     "AgentJudgeSettingRow",
     "BreakerStateRow",
+    "DeploymentSettingRow",
     "FreezeRow",
     "JudgeRulingRow",
     "TrustEventNoteRow",
@@ -154,3 +155,17 @@ class JudgeRulingRow(Base):
     calls: Mapped[dict[str, Any]] = mapped_column(JSON)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class DeploymentSettingRow(Base):
+    """One value of a deployment setting set at runtime (the default band thresholds);
+    the newest row of a key is in force, the older ones are its history."""
+
+    __tablename__ = "trust_deployment_settings"
+    __table_args__ = (Index("ix_trust_deployment_settings_key", "key", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(60))
+    value: Mapped[dict[str, Any]] = mapped_column(JSON)
+    by: Mapped[str] = mapped_column(UntrustedString(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
