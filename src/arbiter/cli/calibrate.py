@@ -43,6 +43,10 @@ def calibrate(
     include_propagated: Annotated[
         bool, typer.Option(help="With --store: count second-hand (propagated) labels too.")
     ] = False,
+    votes: Annotated[
+        bool,
+        typer.Option(help="With --store: count people's votes on runs (judge run_verdict)."),
+    ] = True,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap intervals.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -66,7 +70,9 @@ def calibrate(
         )
         report = calibrate_file(file, columns, positive=positive, seed=seed)
     else:
-        report = calibrate_store(open_store(), include_propagated=include_propagated, seed=seed)
+        report = calibrate_store(
+            open_store(), include_propagated=include_propagated, include_votes=votes, seed=seed
+        )
     if as_json:
         echo_json(report.as_dict())
     else:

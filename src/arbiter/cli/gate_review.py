@@ -157,7 +157,12 @@ def gate_review(
         chosen: Literal["pending", "released", "discarded"] | None = (
             None if status == "all" else status  # type: ignore[assignment]
         )
-        items = list_parked_answers(store, everyone=everyone, status=chosen, limit=None)
+        from arbiter.config import Settings
+
+        ttl = Settings().trust_review_ttl_days  # settled reviews expire, pending ones never
+        items = list_parked_answers(
+            store, everyone=everyone, status=chosen, limit=None, settled_ttl_days=ttl
+        )
         if as_json:
             echo_json([_item_json(item) for item in items])
         else:

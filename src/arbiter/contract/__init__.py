@@ -19,7 +19,7 @@ to learn a shape:
 
 from arbiter.contract.agents import AGENT_CLASS_KEY, AgentCase, AgentInput
 from arbiter.contract.annotations import Annotation, AnnotationLabel, FrozenRuling, RulingVerdict
-from arbiter.contract.common import SCHEMA_VERSION, Interval, StrictModel, Usage
+from arbiter.contract.common import SCHEMA_VERSION, Bounds, Interval, StrictModel, Usage
 from arbiter.contract.data import Dataset, Example, Output, Prediction
 from arbiter.contract.jury import (
     DIMENSIONS,
@@ -109,6 +109,7 @@ __all__ = [
     "Annotation",
     "AnnotationLabel",
     "Band",
+    "Bounds",
     "Callout",
     "Case",
     "ChatMessage",

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
-__all__ = ["SCHEMA_VERSION", "Interval", "StrictModel", "Usage", "storable_id"]
+__all__ = ["SCHEMA_VERSION", "Bounds", "Interval", "StrictModel", "Usage", "storable_id"]
 
 SCHEMA_VERSION = 1
 """Version of the stored shapes of this package; bumped on any incompatible change."""
+
+
+Bounds = Annotated[
+    tuple[float, float],
+    WithJsonSchema({"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}),
+]
+"""An interval's two ends, low then high: a JSON array of two numbers (described with
+``items``, which every OpenAPI reader understands, rather than tuple ``prefixItems``)."""
 
 
 class StrictModel(BaseModel):

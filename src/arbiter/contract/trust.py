@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from arbiter.contract.common import Bounds
 from arbiter.contract.scores import ModelCalls
 
 __all__ = [
@@ -95,7 +96,7 @@ class TrustStatus(BaseModel):
     dimension_rate: float | None = None
     """Recency-weighted share of trust-critical dimension verdicts that passed; None
     when none of them gave a verdict."""
-    interval: tuple[float, float] = (0.0, 1.0)
+    interval: Bounds = (0.0, 1.0)
     """95% Wilson interval of the conduct over ``runs`` runs."""
     runs: int = 0
     """Evaluated runs in the window: the evidence count."""

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from arbiter.config import Settings
 from arbiter.contract import StoredTrajectory, ToolCall
 from arbiter.contract.gate import GateDecision, GateMode, GateScope, ParkedStatus
-from arbiter.contract.trust import TrustEvent, TrustStatus, Vote
+from arbiter.contract.trust import JudgeRuling, TrustEvent, TrustStatus, Vote
 from arbiter.errors import InputError
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_settings, app_store
@@ -50,13 +50,14 @@ from arbiter.service.trust_judging import (
     agent_judges,
     set_agent_judges,
 )
+from arbiter.service.trust_queue import AmbiguousTail, ambiguous_tail, recent_rulings
 from arbiter.service.trust_thresholds import (
     ThresholdsView,
     ingest_defaults,
     set_thresholds,
     thresholds_view,
 )
-from arbiter.service.votes import cast_vote
+from arbiter.service.votes import VoteAlignment, cast_vote, vote_alignment
 from arbiter.store import Store
 from arbiter.store.trust_repository import append_event
 from arbiter.trust import parse_policy, policy_from_mapping
@@ -323,19 +324,22 @@ def _review_item(item: Any, content: bool) -> ReviewItem:
 def assurance_reviews(
     store: StoreDep,
     who: Who,
+    settings: SettingsDep,
     status: Annotated[
         Literal["pending", "released", "discarded", "all"], Query(description="Which to list.")
     ] = "pending",
     include_content: Annotated[bool, Query(description="Include the parked text.")] = False,
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many.")] = 100,
 ) -> list[ReviewItem]:
-    """Answers the gate parked for a person, newest first."""
+    """Answers the gate parked for a person, newest first; a settled one expires from the
+    queue after ``ARBITER_TRUST_REVIEW_TTL_DAYS``, a pending one never."""
     items = list_parked_answers(
         store,
         owner=who.owner,
         everyone=who.admin,
         status=None if status == "all" else status,
         limit=limit,
+        settled_ttl_days=settings.trust_review_ttl_days,
     )
     return [_review_item(item, include_content) for item in items]
 
@@ -400,6 +404,61 @@ def post_vote(body: VoteBody, store: StoreDep, who: Who) -> Vote:
     return cast_vote(
         store, body.run_id, body.vote, owner=who.owner, viewer=who.viewer, reason=body.reason
     )
+
+
+@router.get("/agents/{name}/votes", tags=["trust"], responses=error_responses(401, 403))
+def agent_votes(
+    name: AgentName, store: StoreDep, who: Who, owner: OwnerQuery = None
+) -> VoteAlignment:
+    """How often people agree with the agent's verdicts (each voter's latest vote on a
+    run), with a 95% Wilson interval. Votes never change a verdict or a figure."""
+    viewer = who.viewer if owner is None else _owner(who, owner)
+    return vote_alignment(store, name, viewer=viewer)
+
+
+class RulingsPage(BaseModel):
+    """A page of judge rulings, newest first."""
+
+    items: list[JudgeRuling]
+    next: str | None = None
+    """The cursor of the next page, or null on the last one."""
+
+
+@router.get("/assurance/rulings", tags=["assurance"], responses=error_responses(400, 401))
+def assurance_rulings(
+    store: StoreDep,
+    who: Who,
+    agent: Annotated[str | None, Query(max_length=1000, description="Only this agent.")] = None,
+    judge: Annotated[str | None, Query(max_length=100, description="Only this judge.")] = None,
+    verdict: Annotated[
+        Literal["pass", "fail", "unknown"] | None, Query(description="Only this verdict.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many.")] = 50,
+    cursor: Annotated[str | None, Query(max_length=100, description="From a page's next.")] = None,
+) -> RulingsPage:
+    """The judges' recent rulings on the key's ingested runs: a queue to label."""
+    before = decode_cursor(cursor) if cursor is not None else None
+    items = recent_rulings(
+        store,
+        viewer=who.viewer,
+        agent=agent,
+        judge=judge,
+        verdict=verdict,
+        before=before,
+        limit=limit,
+    )
+    last = items[-1].id if len(items) == limit else None
+    return RulingsPage(items=items, next=encode_cursor(last) if last is not None else None)
+
+
+@router.get("/assurance/tail", tags=["assurance"], responses=error_responses(400, 401))
+def assurance_tail(
+    store: StoreDep,
+    who: Who,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many of each.")] = 50,
+) -> AmbiguousTail:
+    """The ambiguous tail: escalated runs and online results no judge could decide."""
+    return ambiguous_tail(store, viewer=who.viewer, limit=limit)
 
 
 class BacktestBody(BaseModel):

@@ -257,9 +257,11 @@ def _calibration(store: Store, who: Principal, judge: str | None) -> Calibration
 
         return calibrate_store(store, judge=judge)
     from arbiter.judges.calibration import calibrate, pairs_from_annotations
+    from arbiter.service.votes import with_vote_pairs
 
     labels = [a for a in _visible_labels(store, who) if judge is None or _judge_of(a) == judge]
     pairs, excluded = pairs_from_annotations(labels)
+    pairs = with_vote_pairs(pairs, store, viewer=who.viewer, judge=judge)
     return calibrate(pairs, excluded=excluded)
 
 

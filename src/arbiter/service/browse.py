@@ -177,7 +177,10 @@ def calibrate_visible(
     n_resamples: int = 2000,
 ) -> CalibrationReport:
     """Each judge's agreement with the humans (kappa, agreement, n, status) per dimension,
-    over the latest annotations ``viewer`` may see."""
+    over the latest annotations and the votes ``viewer`` may see."""
+    from arbiter.service.votes import with_vote_pairs
+
     annotations = list_visible_annotations(store, viewer=viewer, dimension=dimension, judge=judge)
     pairs, excluded = pairs_from_annotations(annotations)
+    pairs = with_vote_pairs(pairs, store, viewer=viewer, judge=judge, dimension=dimension)
     return calibrate(pairs, n_resamples=n_resamples, excluded=excluded)

@@ -187,14 +187,22 @@ def calibrate_store(
     dimension: str | None = None,
     judge: str | None = None,
     include_propagated: bool = False,
+    include_votes: bool = True,
     seed: int = 0,
     n_resamples: int = 2000,
 ) -> CalibrationReport:
-    """Calibrate the judges the stored annotations label (the latest per annotator).
+    """Calibrate the judges the stored annotations label (the latest per annotator), and,
+    with ``include_votes``, the people's votes on stored runs: against each run's verdict
+    (judge ``run_verdict``) and each judge's ruling on it
+    (:func:`~arbiter.service.votes.vote_pairs`).
 
     Notes and, unless asked for, propagated labels are left out and counted in the
     report's ``excluded``.
     """
     annotations = latest_annotations(store, dimension=dimension, judge=judge)
     pairs, excluded = pairs_from_annotations(annotations, include_propagated=include_propagated)
+    if include_votes:
+        from arbiter.service.votes import with_vote_pairs
+
+        pairs = with_vote_pairs(pairs, store, judge=judge, dimension=dimension)
     return calibrate(pairs, seed=seed, n_resamples=n_resamples, excluded=excluded)

@@ -270,6 +270,8 @@ def list_parked_answers(
     everyone: bool = False,
     status: ParkedStatus | None = "pending",
     limit: int | None = 100,
+    settled_ttl_days: float | None = None,
+    now: datetime | None = None,
 ) -> list[ParkedItem]:
     """Answers parked for review of ``owner`` (everyone's for an administrator), newest first.
 
@@ -279,8 +281,19 @@ def list_parked_answers(
         everyone: Every owner's (an administrator).
         status: ``pending`` (default), ``released``, ``discarded``, or None for all.
         limit: At most this many; None: all.
+        settled_ttl_days: A released or discarded answer whose review is older than this
+            has expired from the queue (its decision and review stay stored); a pending
+            one never expires. None: nothing expires.
+        now: When the queue is read (default: now, UTC).
     """
-    return parked_items(store, owner=owner, everyone=everyone, status=status, limit=limit)
+    if settled_ttl_days is None or status == "pending":
+        return parked_items(store, owner=owner, everyone=everyone, status=status, limit=limit)
+    from datetime import UTC, timedelta
+
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=settled_ttl_days)
+    items = parked_items(store, owner=owner, everyone=everyone, status=status, limit=None)
+    kept = [i for i in items if i.review is None or i.review.created_at >= cutoff]
+    return kept if limit is None else kept[:limit]
 
 
 def resolve_parked_answer(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, insert, select
+from sqlalchemy import ColumnElement, case, func, insert, or_, select
 
 from arbiter.contract.scores import ModelCalls
 from arbiter.contract.trust import AgentJudgeSetting, JudgeRuling
@@ -28,8 +28,10 @@ __all__ = [
     "event_recorded",
     "judged_before",
     "list_rulings",
+    "online_tail",
     "save_agent_judge_setting",
     "save_rulings",
+    "undecided_runs",
 ]
 
 NewRuling = tuple[str, bool | None, str, ModelCalls]
@@ -214,3 +216,68 @@ def _ruling(row: JudgeRulingRow) -> JudgeRuling:
         model=ModelCalls.model_validate(calls) if calls else ModelCalls(),
         created_at=_aware(row.created_at),
     )
+
+
+def undecided_runs(
+    store: Store, *, viewer: str | None = None, limit: int = 50
+) -> list[tuple[str, str, str | None, str, int, datetime]]:
+    """Ingested runs the judges were asked about and none decided (each ruling an
+    abstention), newest first: (run id, agent, owner, trigger, judges asked, when)."""
+    decided = func.sum(case((JudgeRulingRow.passed.is_not(None), 1), else_=0))
+    query = (
+        select(
+            JudgeRulingRow.run_id,
+            JudgeRulingRow.run_hash,
+            func.min(JudgeRulingRow.agent),
+            func.min(JudgeRulingRow.owner_key),
+            func.min(JudgeRulingRow.trigger),
+            func.count(),
+            func.max(JudgeRulingRow.created_at),
+            func.max(JudgeRulingRow.id).label("newest"),
+        )
+        .group_by(JudgeRulingRow.run_id, JudgeRulingRow.run_hash)
+        .having(decided == 0)
+        .order_by(func.max(JudgeRulingRow.id).desc())
+        .limit(limit)
+    )
+    if viewer is not None:
+        query = query.where(JudgeRulingRow.owner_key == owner_key(viewer))
+    with store.guard("read judge rulings"), store.session() as session:
+        return [
+            (run_id, agent, key or None, trigger, int(asked), _aware(at))
+            for run_id, _hash, agent, key, trigger, asked, at, _newest in session.execute(query)
+        ]
+
+
+def online_tail(
+    store: Store, *, limit: int = 50
+) -> list[tuple[str, str, str | None, str | None, list[str], datetime]]:
+    """Online results escalated that no judge resolved (the chain fell back to the
+    heuristics, or none answered), newest first: (batch, prediction id, label, judge
+    source, escalation reasons, when). Online results belong to no key."""
+    from arbiter.store.online_models import OnlineResultRow
+
+    unresolved = or_(
+        OnlineResultRow.judge_source.is_(None),
+        OnlineResultRow.judge_source == "heuristics_fallback",
+    )
+    query = (
+        select(
+            OnlineResultRow.batch_id,
+            OnlineResultRow.prediction_id,
+            OnlineResultRow.label,
+            OnlineResultRow.judge_source,
+            OnlineResultRow.result,
+            OnlineResultRow.created_at,
+        )
+        .where(OnlineResultRow.escalated.is_(True), unresolved)
+        .order_by(OnlineResultRow.id.desc())
+        .limit(limit)
+    )
+    found = []
+    with store.guard("read online results"), store.session() as session:
+        for batch, prediction, label, source, result, at in session.execute(query):
+            reasons = result.get("escalation_reasons") if isinstance(result, dict) else None
+            shown = [str(r)[:300] for r in reasons[:10]] if isinstance(reasons, list) else []
+            found.append((batch, prediction, label, source, shown, _aware(at)))
+    return found
