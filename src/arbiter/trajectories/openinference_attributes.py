@@ -35,7 +35,7 @@ def decoded(value: Any, mime_type: Any) -> Any:
     declared_json = isinstance(mime_type, str) and mime_type.split(";")[0].strip() == _JSON_MIME
     if declared_json or (mime_type is None and value.lstrip()[:1] in ("{", "[")):
         try:
-            return parse_json(value, source="value")
+            return parse_json(value, source="value", unique_keys=False)  # an exporter's text
         except JsonInputError:
             return value
     return value

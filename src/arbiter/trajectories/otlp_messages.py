@@ -140,7 +140,9 @@ def decode_json_text(value: Any) -> tuple[Any, str | None]:
     if not value.strip():
         return value, None
     try:
-        return parse_json(value, source="value"), None
+        # An instrumentation's own JSON text, read on the hot path of every trace: a key
+        # given twice keeps its last value, as a trace export's keys do.
+        return parse_json(value, source="value", unique_keys=False), None
     except InputError as exc:
         return value, f"not valid JSON ({getattr(exc, 'reason', str(exc))})"
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 from typing import Any, Literal
 
 from arbiter.datasets.jsonio import json_type, parse_json
@@ -237,6 +238,15 @@ class _JsonDecoder:
     def _span(
         self, raw: Any, at: str, where: str, resource: dict[str, Any], scope: str | None
     ) -> Span:
+        found = _plain_span(raw, resource, scope)
+        if found is not None:
+            return found
+        return self._checked_span(raw, at, where, resource, scope)
+
+    def _checked_span(
+        self, raw: Any, at: str, where: str, resource: dict[str, Any], scope: str | None
+    ) -> Span:
+        """A span read field by field, each problem named with its path."""
         _object(raw, at, where)
         trace_id = _id(raw.get("traceId"), 16, f"{at}.traceId", where, required=True)
         span_id = _id(raw.get("spanId"), 8, f"{at}.spanId", where, required=True)
@@ -303,6 +313,84 @@ class _JsonDecoder:
             attributes=attributes,
             body=_any_value(raw.get("body"), f"{at}.body", where),
         )
+
+
+_HEX_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+_HEX_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _plain_id(value: Any, pattern: re.Pattern[str]) -> str | None:
+    """``value`` when it is an id as exporters write it (lower-case hex, not all zeros)."""
+    if isinstance(value, str) and pattern.fullmatch(value) is not None and value.strip("0"):
+        return value
+    return None
+
+
+_NOT_PLAIN = -1
+
+
+def _plain_time(value: Any) -> int | None:
+    """Nanoseconds as exporters write them (a short digit string); ``_NOT_PLAIN`` for
+    anything else (the checked reader reads or names it)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and len(value) <= 19 and value.isascii() and value.isdigit():
+        return int(value) or None
+    return _NOT_PLAIN
+
+
+def _plain_span(raw: Any, resource: dict[str, Any], scope: str | None) -> Span | None:
+    """A span in the shape exporters write, read without building an error path for
+    every field; None for anything else, which the checked reader then reads (or names).
+
+    It accepts only what the checked reader accepts, and reads it the same way.
+    """
+    if not isinstance(raw, dict):
+        return None
+    trace_id = _plain_id(raw.get("traceId"), _HEX_TRACE_ID)
+    span_id = _plain_id(raw.get("spanId"), _HEX_SPAN_ID)
+    if trace_id is None or span_id is None:
+        return None
+    written = raw.get("parentSpanId")
+    parent = _plain_id(written, _HEX_SPAN_ID)
+    if parent is None and written not in (None, ""):
+        return None
+    start = _plain_time(raw.get("startTimeUnixNano"))
+    end = _plain_time(raw.get("endTimeUnixNano"))
+    if _NOT_PLAIN in (start, end) or (start is not None and end is not None and end < start):
+        return None
+    name, kind = raw.get("name", ""), raw.get("kind", 0)
+    status = raw.get("status") or {}
+    if not (isinstance(name, str) and isinstance(status, dict) and not raw.get("events")):
+        return None
+    code, message = status.get("code", 0), status.get("message", "")
+    if not (
+        type(kind) is int
+        and 0 <= kind < len(SPAN_KINDS)
+        and type(code) is int
+        and 0 <= code < len(STATUS_CODES)
+        and isinstance(message, str)
+    ):
+        return None
+    try:  # a bad attribute is named by the checked reader, with its path
+        attributes = _attributes(raw.get("attributes"), "attributes", "span")
+    except InputError:
+        return None
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=name,
+        kind=SPAN_KINDS[kind],
+        start_ns=start,
+        end_ns=end,
+        attributes=attributes,
+        events=(),
+        status_code=STATUS_CODES[code],
+        status_message=message,
+        resource=resource,
+        scope=scope,
+    )
 
 
 def _describe(value: Any) -> str:
