@@ -51,6 +51,10 @@ _CLEARED_ENV = (
     "ARBITER_PRICES",
     "ARBITER_MODEL_PRICES",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
+    # A CI marker makes pytest print its summary lines whole instead of cut to the
+    # terminal's width: the examples run as on a person's terminal.
+    "CI",
+    "BUILD_NUMBER",
 )
 
 

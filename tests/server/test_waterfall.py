@@ -98,12 +98,19 @@ def test_a_sub_agents_steps_follow_its_hand_off_one_level_deeper() -> None:
     assert fall.groups == 0  # a sub-agent's steps run inside its hand-off, not beside it
 
 
-def test_zoned_and_zoneless_times_are_both_read_as_utc() -> None:
-    naive = {"kind": "tool_call", "name": "b", "started_at": _at(50, zoned=False)}
-    naive["ended_at"] = _at(150, zoned=False)
-    fall = waterfall(_run(_tool("a", 0, 100), naive))
-    assert [(r.start, r.end) for r in fall.rows] == [(0, 100), (50, 150)]
-    assert fall.groups == 1
+def test_zoneless_times_are_read_as_utc() -> None:
+    # A run's times are all zoned or all zoneless (a mix is refused when it is read); a
+    # zoneless run lays out exactly as the same run written in UTC.
+    def naive(name: str, start: int, end: int) -> dict[str, object]:
+        step = {"kind": "tool_call", "name": name, "started_at": _at(start, zoned=False)}
+        step["ended_at"] = _at(end, zoned=False)
+        return step
+
+    zoneless = waterfall(_run(naive("a", 0, 100), naive("b", 50, 150)))
+    zoned = waterfall(_run(_tool("a", 0, 100), _tool("b", 50, 150)))
+    assert [(r.start, r.end) for r in zoneless.rows] == [(0, 100), (50, 150)]
+    assert [(r.start, r.end) for r in zoneless.rows] == [(r.start, r.end) for r in zoned.rows]
+    assert zoneless.groups == zoned.groups == 1
 
 
 def test_a_failed_steps_error_and_arguments_are_kept_for_its_details() -> None:

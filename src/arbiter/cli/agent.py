@@ -8,8 +8,6 @@ prints.
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -17,6 +15,7 @@ import typer
 
 from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, out_console
+from arbiter.cli.files import write_output
 from arbiter.cli.gate_options import (
     MaxErrorRateOption,
     MaxUndecidedRateOption,
@@ -394,7 +393,7 @@ def mine(
         )
     )
     if out is not None:
-        _write_new(out, mined.jsonl(), replace=force)
+        write_output(out, mined.jsonl(), replace=force, option="--out")
     if as_json:
         echo_json(
             {
@@ -461,35 +460,3 @@ def formats(
     from arbiter.cli.agent_render import formats_renderable
 
     out_console().print(formats_renderable(found))
-
-
-def _write_new(path: Path, text: str, *, replace: bool) -> None:
-    """Write ``text`` to ``path`` atomically; never over an existing file unless ``replace``.
-
-    Raises:
-        InputError: The file exists (and not ``replace``) or cannot be written.
-    """
-    from arbiter.errors import InputError
-
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"cannot write --out {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        mask = os.umask(0o022)
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)
-        if not replace:
-            # Claim the name first (fails if it exists), so a file that appeared since
-            # the check is never overwritten; the rename then fills it in one step.
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        os.replace(temporary, path)
-    except FileExistsError:
-        raise InputError(f"--out {path}: the file exists; pass --force to replace it") from None
-    except OSError as exc:
-        raise InputError(f"cannot write --out {path}: {exc.strerror or exc}") from None
-    finally:
-        Path(temporary).unlink(missing_ok=True)

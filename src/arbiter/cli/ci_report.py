@@ -46,7 +46,7 @@ def emit_ci_report(
             comparable with it.
     """
     from arbiter.cli.common import note, settings
-    from arbiter.cli.inspect import write_output
+    from arbiter.cli.files import write_output
     from arbiter.service.ci_reports import stored_gate
 
     gate = stored_gate(store, stored, baseline=baseline)

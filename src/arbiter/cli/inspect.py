@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,6 +12,7 @@ import typer
 from arbiter import escape
 from arbiter.cli.app import app
 from arbiter.cli.common import echo_json, note, open_store, out_console, settings
+from arbiter.cli.files import write_output
 from arbiter.cli.gate_options import (
     MaxErrorRateOption,
     MaxUndecidedRateOption,
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from arbiter.service.runs import StoredRun
     from arbiter.store import Store
 
-__all__ = ["diff", "gate", "report", "write_output"]
+__all__ = ["diff", "gate", "report"]
 
 
 class ReportFormat(StrEnum):
@@ -46,36 +45,6 @@ FAILURES_SHOWN = 20
 
 FLIPS_SHOWN = 20
 """Flips per table ``arbiter diff`` lists unless ``--limit`` says otherwise."""
-
-
-def write_output(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file renamed into place).
-
-    Raises:
-        InputError: The file cannot be written there; the message names the path.
-    """
-    from arbiter.errors import InputError
-
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        # mkstemp makes the file private; give it the mode any new file of the user gets.
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _load(store: Store, run_id: str) -> StoredRun:

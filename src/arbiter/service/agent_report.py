@@ -12,21 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from arbiter.contract import Band, Score
+from arbiter.contract import Band, Example, Score
 from arbiter.errors import InputError
 from arbiter.scoring.base import BuiltScorer, repetition_passed
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.stats import bootstrap_cis, pass_hat_k, wilson_interval
 from arbiter.trajectories.formats import ImportedRun
 from arbiter.trajectories.verdict import rule_scorers_of, turn_failed
-
-if TYPE_CHECKING:
-    from arbiter.service.agents import ScoredRun
 
 __all__ = [
     "MAX_PASS_HAT_K",
@@ -37,10 +34,26 @@ __all__ = [
     "PassHatK",
     "ReportBuilder",
     "RunVerdict",
+    "ScoredRun",
     "ScorerTally",
     "pass_hat_k_by_k",
     "pass_hat_k_of_counts",
 ]
+
+
+@dataclass
+class ScoredRun:
+    """One run with every score it got: the imported ones first, then the scorers'."""
+
+    run: ImportedRun
+    """The :class:`ImportedRun` scored."""
+    example: Example
+    """The case it was scored against."""
+    imported: list[Score]
+    """Scores the importer carried (a benchmark's reward)."""
+    scores: list[Score]
+    """The trajectory scorers' scores, in scorer order."""
+
 
 _BANDS: tuple[Band, ...] = ("healthy", "review", "danger")
 _GATES: tuple[GateOn, ...] = ("reward", "scorers", "both")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from arbiter.contract import (
@@ -44,6 +43,7 @@ from arbiter.service.agent_report import (
     PassHatK,
     ReportBuilder,
     RunVerdict,
+    ScoredRun,
     ScorerTally,
     pass_hat_k_by_k,
 )
@@ -70,20 +70,6 @@ __all__ = [
     "summarize",
     "trajectory_scorers",
 ]
-
-
-@dataclass
-class ScoredRun:
-    """One run with every score it got: the imported ones first, then the scorers'."""
-
-    run: ImportedRun
-    """The :class:`ImportedRun` scored."""
-    example: Example
-    """The case it was scored against."""
-    imported: list[Score]
-    """Scores the importer carried (a benchmark's reward)."""
-    scores: list[Score]
-    """The trajectory scorers' scores, in scorer order."""
 
 
 def trajectory_scorers(
