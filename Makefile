@@ -17,7 +17,7 @@ demo: $(VENV)/.installed
 	$(BIN)/arbiter demo
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,33 @@ from arbiter.store import Store
 from arbiter.store.models import Base
 
 POSTGRES_URL = os.environ.get("ARBITER_TEST_POSTGRES_URL")
+
+
+@functools.cache
+def postgres_url() -> str:
+    """The PostgreSQL database of this test process: under pytest-xdist each worker gets
+    a database of its own on the named server (``arbiter_test_gw0``, ...), created on first
+    use, so that workers dropping and creating tables never meet."""
+    assert POSTGRES_URL
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return POSTGRES_URL
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    base = make_url(POSTGRES_URL)
+    name = f"{base.database}_{worker}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            found = connection.execute(
+                text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}
+            ).first()
+            if found is None:
+                connection.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture(
@@ -29,7 +57,7 @@ POSTGRES_URL = os.environ.get("ARBITER_TEST_POSTGRES_URL")
 )
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """An empty store on SQLite and, when a server is named, on PostgreSQL: same code."""
-    url = f"sqlite:///{tmp_path / 'store.db'}" if request.param == "sqlite" else POSTGRES_URL
+    url = f"sqlite:///{tmp_path / 'store.db'}" if request.param == "sqlite" else postgres_url()
     assert url
     opened = Store(url)
     Base.metadata.drop_all(opened.engine)
