@@ -344,3 +344,82 @@ def test_calls_to_one_system_share_one_concurrency_limit_across_the_cluster(
     assert done.code == 0, done.err
     assert json.loads(done.out)["accuracy"]["estimate"] == 1.0
     assert counter.peak == 3
+
+
+def test_cancelling_a_run_on_ray_leaves_it_interrupted_and_resumable(
+    cli: Callable[..., Result],
+    ray_cluster: Cluster,
+    tmp_path: Path,
+    check_ins: Callable[..., _CheckIns],
+) -> None:
+    import asyncio
+
+    from arbiter.contract import RunConfig
+    from arbiter.datasets import load_dataset
+    from arbiter.engines.ray import RayEngine
+    from arbiter.service.engines import run_parts
+    from arbiter.service.runs import start_run, system_description
+    from arbiter.service.scoring import build_scorers, scorer_specs
+    from arbiter.systems.factory import build_system
+
+    listener = check_ins(hold=True)  # the first call holds its batch: the run cannot end
+    data = _dataset(tmp_path / "qa.jsonl", 30, check_in=listener.port)
+    description = system_description("python", f"{SYSTEMS}:answer")
+    specs = scorer_specs([])
+    url = os.environ["ARBITER_DB_URL"]
+    store = Store(url)
+    started: list[str] = []
+
+    async def interrupted() -> None:
+        run = asyncio.create_task(
+            start_run(
+                build_system(description),
+                load_dataset(data),
+                config=RunConfig(k=3, seed=7),
+                store=store,
+                on_start=started.append,
+                scorers=build_scorers(specs),
+                engine=engine,
+                parts=run_parts(description, {}, specs, use_cache=False),
+            )
+        )
+        await asyncio.to_thread(listener.arrived.wait, 120)  # a batch is in flight
+        run.cancel()  # what Ctrl-C does to the command's coroutine
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    try:
+        with RayEngine(ray_cluster.address) as engine:
+            asyncio.run(interrupted())
+        assert store.get_run(started[0]).status == "interrupted"
+    finally:
+        store.close()
+    listener.hold = False
+    listener.close()
+    resumed = cli(
+        "run", "--resume", started[0], "--json", "-q",
+        "--engine", "ray", "--ray-address", ray_cluster.address,
+    )  # fmt: skip
+    assert resumed.code == 0, resumed.err
+    pairs = _pairs(url, started[0])
+    assert len(pairs) == len(set(pairs)) == 30 * 3
+
+
+def test_closing_the_engine_leaves_a_connection_the_caller_made_open(
+    ray_cluster: Cluster,
+) -> None:
+    import ray
+
+    from arbiter.engines.ray import NAMESPACE, RayEngine
+
+    ray.init(address=ray_cluster.address, namespace=NAMESPACE, log_to_driver=False)
+    try:
+        with RayEngine(ray_cluster.address) as engine:
+            assert engine.cpus == 2
+        assert ray.is_initialized()
+        assert ray.get(ray.put("still connected")) == "still connected"
+    finally:
+        ray.shutdown()
+    with RayEngine(ray_cluster.address) as engine:  # a connection of the engine's own
+        assert engine.cpus == 2
+    assert not ray.is_initialized()

@@ -250,6 +250,7 @@ class RayEngine:
         self.num_cpus = num_cpus
         self.node_ip = node_ip
         self._cluster: _Cluster | None = None
+        self._connected_here = False
 
     @property
     def name(self) -> EngineName:
@@ -292,6 +293,7 @@ class RayEngine:
 
         if ray.is_initialized():  # a caller connected already: use its connection
             self._cluster = self._connected(str(self.address), started=False)
+            self._connected_here = False
             return
         options: dict[str, Any] = {
             "namespace": NAMESPACE,
@@ -323,6 +325,7 @@ class RayEngine:
             except Exception as exc:
                 raise EngineError(f"cannot start a local Ray cluster: {exc}") from None
         self._cluster = self._connected(address or "local", started=address is None)
+        self._connected_here = True
         _cluster_events_to_stderr()
 
     @staticmethod
@@ -334,13 +337,15 @@ class RayEngine:
         return _Cluster(address=address, started=started, nodes=len(nodes), cpus=max(1, cpus))
 
     def close(self) -> None:
-        """Disconnect; a local cluster started for the run is stopped."""
+        """Disconnect; a local cluster started for the run is stopped. A connection the
+        caller made before opening is left open."""
         if self._cluster is None:
             return
         import ray
 
         self._cluster = None
-        ray.shutdown()
+        if self._connected_here:
+            ray.shutdown()
 
     @property
     def cpus(self) -> int:
