@@ -117,7 +117,7 @@ def test_a_registered_format_is_told_from_a_file_and_read(
 
 def test_without_its_registration_the_format_is_unknown(tmp_path: Path) -> None:
     file = _write(tmp_path, "runs.jsonl", json.dumps(LOG_RECORD) + "\n")
-    with pytest.raises(InputError, match="unknown format; expected one of atif, mapping"):
+    with pytest.raises(InputError, match="unknown format; expected one of atif, inspect, mapping"):
         load_runs([file], format="agent_log")
     with pytest.raises(InputError, match="cannot tell the format"):
         detect_format(file)

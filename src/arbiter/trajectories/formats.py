@@ -65,6 +65,7 @@ BUILTIN_FORMATS: dict[str, str] = {
     "tau2_bench": "arbiter.trajectories.tau2_bench:TRAJECTORY_FORMAT",
     "mapping": "arbiter.trajectories.mapping:TRAJECTORY_FORMAT",
     "atif": "arbiter.trajectories.atif:TRAJECTORY_FORMAT",
+    "inspect": "arbiter.trajectories.inspect_logs:TRAJECTORY_FORMAT",
 }
 """Built-in formats, by name: ``module:attribute`` of each one's ``TrajectoryFormat``."""
 

@@ -1,0 +1,208 @@
+"""Inspect AI eval logs import as runs: a sample's epoch a repetition, its scores imported.
+
+The logs under ``data/`` were written by inspect_ai 0.3.285 itself (``make_inspect_logs.py``
+beside them: two samples, two epochs, the ``mockllm`` model calling an ``add`` tool, the
+``includes`` scorer; three epochs correct, one not).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arbiter.contract import LlmCall, ToolCall
+from arbiter.errors import InputError
+from arbiter.trajectories.formats import ImportOptions
+from arbiter.trajectories.inspect_logs import TRAJECTORY_FORMAT, load_inspect_log
+from arbiter.trajectories.loader import detect_format, load_runs
+from tests.conftest import Result
+
+DATA = Path(__file__).parent / "data"
+LOG = DATA / "inspect_addition_mockllm.json"
+SAMPLE_EPOCHS = [
+    ("three-plus-five", 0, True),
+    ("two-plus-two", 0, True),
+    ("three-plus-five", 1, False),
+    ("two-plus-two", 1, True),
+]
+
+
+def _log() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(LOG.read_text(encoding="utf-8"))
+    return loaded
+
+
+def _records(document: Any) -> list[Any]:
+    assert TRAJECTORY_FORMAT.read_record is not None
+    return TRAJECTORY_FORMAT.read_record(document, ImportOptions(source="log.json"))
+
+
+def test_each_sample_epoch_is_a_run_with_its_score() -> None:
+    runs = list(load_inspect_log(LOG))
+    got = [(r.case_id, r.repetition, r.scores[0].passed) for r in runs]
+    assert got == SAMPLE_EPOCHS
+    score = runs[2].scores[0]
+    assert (score.name, score.value) == ("includes", 0.0)
+    assert score.explanation.startswith("Inspect score I (incorrect)")
+    assert score.metadata["answer"] == "i think it is 9."
+    assert all(r.warnings == [] for r in runs)
+
+
+def test_messages_become_steps_with_the_tool_call_and_its_result() -> None:
+    run = next(iter(load_inspect_log(LOG)))
+    trajectory = run.trajectory
+    assert trajectory is not None
+    assert [s.kind for s in trajectory.steps] == ["llm_call", "tool_call", "llm_call"]
+    first, call, _ = trajectory.steps
+    assert isinstance(first, LlmCall)
+    assert first.model == "mockllm/model"
+    assert [m.role for m in first.input_messages] == ["user"]
+    assert isinstance(call, ToolCall)
+    assert (call.name, call.arguments, call.result) == ("add", {"x": 3, "y": 5}, "8")
+    assert trajectory.final_answer == "The answer is 8."
+    assert trajectory.status == "completed"
+    assert trajectory.agent.name == "addition"
+    kept = trajectory.metadata["inspect"]
+    assert isinstance(kept, dict)
+    assert (kept["target"], kept["epoch"], kept["log_status"]) == ("8", 1, "success")
+    assert "events" in kept["not_imported"]  # type: ignore[operator]
+
+
+def test_a_tool_error_and_a_sample_error_are_carried() -> None:
+    log = _log()
+    sample = log["samples"][0]
+    sample["messages"][2]["error"] = {"type": "timeout", "message": "the tool timed out"}
+    log["samples"][1]["error"] = {"message": "RuntimeError: boom", "traceback": "..."}
+    runs = _records(log)
+    call = runs[0].trajectory.steps[1]
+    assert isinstance(call, ToolCall)
+    assert call.error == "timeout: the tool timed out"
+    assert runs[1].trajectory.status == "error"
+    assert runs[1].trajectory.error == "RuntimeError: boom"
+
+
+def test_attachments_are_put_back() -> None:
+    log = _log()
+    sample = log["samples"][0]
+    sample["attachments"] = {"abc123": "What is 3 + 5? (from an attachment)"}
+    sample["messages"][0]["content"] = "attachment://abc123"
+    runs = _records(log)
+    first = runs[0].trajectory.steps[0]
+    assert isinstance(first, LlmCall)
+    assert first.input_messages[0].content == "What is 3 + 5? (from an attachment)"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("C", (1.0, True)),
+        ("I", (0.0, False)),
+        ("N", (0.0, False)),
+        ("P", (0.5, False)),
+        (1, (1.0, True)),
+        (0.25, (0.25, False)),
+        (True, (1.0, True)),
+        ("0.999999999", (0.999999999, True)),
+        ({"a": "C", "b": "I"}, (None, None)),
+    ],
+)
+def test_score_values_map_to_value_and_verdict(value: Any, expected: tuple[Any, Any]) -> None:
+    log = _log()
+    log["samples"][0]["scores"]["includes"]["value"] = value
+    score = _records(log)[0].scores[0]
+    assert (score.value, score.passed) == expected
+
+
+def test_a_value_of_several_scores_abstains_with_a_warning_and_is_kept() -> None:
+    log = _log()
+    log["samples"][0]["scores"]["includes"]["value"] = {"a": "C"}
+    run = _records(log)[0]
+    assert run.scores[0].metadata["value"] == {"a": "C"}
+    assert any("neither a number nor a grade" in w for w in run.warnings)
+
+
+def test_an_epoch_given_twice_and_an_unfinished_log_are_warnings() -> None:
+    log = _log()
+    log["status"] = "cancelled"
+    log["samples"][2]["id"] = "two-plus-two"  # now two-plus-two epoch 1 twice
+    log["samples"][2]["epoch"] = 1
+    runs = _records(log)
+    assert [(r.case_id, r.repetition) for r in runs][1:3] == [
+        ("two-plus-two", 0),
+        ("two-plus-two", 1),
+    ]
+    assert any("epoch 1 is given again" in w for w in runs[2].warnings)
+    assert all(any("'cancelled'" in w for w in r.warnings) for r in runs)
+
+
+def _set(document: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    changed = copy.deepcopy(document)
+    target = changed
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("eval",), "addition", r"log\.json: eval: must be an object"),
+        (("samples",), {"x": 1}, r"log\.json: samples: must be a list"),
+        (("samples", 0), 3, r"samples\[0\]: a sample must be an object"),
+        (("samples", 0, "id"), None, r"samples\[0\]\.id: must be a string or a whole number"),
+        (("samples", 0, "epoch"), 10**40, r"samples\[0\]\.epoch: must be a whole number"),
+        (("samples", 0, "messages"), "hi", r"samples\[0\]\.messages: must be a list"),
+        (("samples", 0, "messages", 1, "tool_calls", 0, "function"), {"name": "add"},
+         r"samples\[0\]\.messages\[1\]\.tool_calls\[0\]\.function: must be a non-empty string"),
+        (("samples", 0, "messages", 1, "content"), 5, r"samples\[0\]\.messages\[1\]\.content"),
+        (("samples", 0, "scores"), ["C"], r"samples\[0\]\.scores: must be an object"),
+        (("samples", 0, "scores", "includes"), "C", r"scores\.includes: a score must be an object"),
+        (("samples", 0, "messages", 0, "content"), "x" * 1_000_001, r"samples\[0\]"),
+    ],
+)  # fmt: skip
+def test_malformed_logs_are_refused_naming_the_field(
+    path: tuple[Any, ...], value: Any, message: str
+) -> None:
+    with pytest.raises(InputError, match=message) as refused:
+        _records(_set(_log(), path, value))
+    assert "\n" not in str(refused.value)
+
+
+def test_a_log_without_samples_is_refused() -> None:
+    log = _log()
+    del log["samples"]
+    with pytest.raises(InputError, match="holds no samples"):
+        _records(log)
+
+
+def test_the_format_is_told_from_the_log() -> None:
+    assert detect_format(LOG) == "inspect"
+    assert [r.source_format for r in load_runs([LOG])] == ["inspect"] * 4
+
+
+# ------------------------------------------------------------------------------- CLI
+
+
+def test_agent_score_round_trip_gates_on_the_imported_scores(cli: Any) -> None:
+    result: Result = cli("agent", "score", str(LOG), "--format", "inspect", "--json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert (report["n_trajectories"], report["n_tasks"], report["gate_on"]) == (4, 2, "reward")
+    assert report["pass_rate"]["estimate"] == pytest.approx(3 / 4)
+    # pass^2 over the epochs: two-plus-two passed both, three-plus-five one of two.
+    assert report["pass_hat_k"]["2"]["estimate"] == pytest.approx((1 + 0) / 2)
+    assert report["scorers"]["includes"]["pass"] == 3
+
+
+def test_agent_score_refuses_a_bad_log_with_one_line_and_exit_3(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_set(_log(), ("samples", 1, "epoch"), "first")), encoding="utf-8")
+    result: Result = cli("agent", "score", str(bad), "--format", "inspect")
+    assert result.code == 3
+    assert result.err.count("\n") == 1
+    assert "bad.json: samples[1].epoch: must be a whole number" in result.err
