@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from arbiter.contract import LlmCall, ToolCall
 from arbiter.errors import InputError
+from arbiter.trajectories import inspect_logs
 from arbiter.trajectories.formats import ImportOptions
 from arbiter.trajectories.inspect_logs import TRAJECTORY_FORMAT, load_inspect_log
 from arbiter.trajectories.loader import detect_format, load_runs
@@ -206,3 +208,103 @@ def test_agent_score_refuses_a_bad_log_with_one_line_and_exit_3(cli: Any, tmp_pa
     assert result.code == 3
     assert result.err.count("\n") == 1
     assert "bad.json: samples[1].epoch: must be a whole number" in result.err
+
+
+# ------------------------------------------------------------------------ .eval archives
+
+ARCHIVE = DATA / "inspect_addition_mockllm.eval"
+
+
+def test_an_eval_archive_written_by_inspect_reads_like_its_json_log() -> None:
+    pytest.importorskip("zstandard")
+    runs = list(load_inspect_log(ARCHIVE))
+    got = sorted((r.case_id, r.repetition, r.scores[0].passed) for r in runs)
+    assert got == sorted(SAMPLE_EPOCHS)
+    assert detect_format(ARCHIVE) == "inspect"
+    trajectory = runs[0].trajectory
+    assert trajectory is not None
+    assert [s.kind for s in trajectory.steps] == ["llm_call", "tool_call", "llm_call"]
+
+
+def _deflated_archive(tmp_path: Path, log: dict[str, Any]) -> Path:
+    """An .eval archive of a log's samples, deflated (what older inspect_ai wrote)."""
+    path = tmp_path / "log.eval"
+    samples = log.pop("samples")
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(log))
+        for sample in samples:
+            archive.writestr(
+                f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample)
+            )
+    return path
+
+
+def test_a_deflated_archive_reads_and_names_the_member_of_a_bad_sample(tmp_path: Path) -> None:
+    runs = list(load_inspect_log(_deflated_archive(tmp_path, _log())))
+    assert len(runs) == 4
+    broken = _set(_log(), ("samples", 0, "messages"), "hi")
+    with pytest.raises(
+        InputError, match=r"log\.eval: samples/three-plus-five_epoch_1\.json\.messages"
+    ):
+        list(load_inspect_log(_deflated_archive(tmp_path, broken)))
+
+
+def test_an_archive_member_past_the_bound_is_refused_not_inflated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("zstandard")
+    monkeypatch.setattr(inspect_logs, "MAX_ARCHIVE_MEMBER_BYTES", 6000)  # header.json fits
+    with pytest.raises(InputError, match=r"eval: samples/\S+\.json: \d+ bytes uncompressed"):
+        list(load_inspect_log(ARCHIVE))
+
+
+@pytest.mark.parametrize("content", [b"not a zip at all", b""])
+def test_a_file_that_is_no_archive_is_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "log.eval"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r"log\.eval: not an Inspect \.eval archive"):
+        list(load_inspect_log(path))
+
+
+def test_an_archive_without_a_header_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "log.eval"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("samples/a_epoch_1.json", "{}")
+    with pytest.raises(InputError, match=r"header\.json: the archive has none"):
+        list(load_inspect_log(path))
+
+
+def test_agent_score_round_trip_on_an_eval_archive(cli: Any) -> None:
+    pytest.importorskip("zstandard")
+    result: Result = cli("agent", "score", str(ARCHIVE), "--json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert (report["n_trajectories"], report["n_tasks"]) == (4, 2)
+    assert report["pass_rate"]["estimate"] == pytest.approx(3 / 4)
+
+
+def test_a_member_that_inflates_past_what_it_declares_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("zstandard")
+    data = bytearray(ARCHIVE.read_bytes())
+    with zipfile.ZipFile(ARCHIVE) as archive:
+        samples = [i for i in archive.infolist() if i.filename.startswith("samples/")]
+    for sample in samples:
+        # The central directory's entry of each sample: its uncompressed size (offset 24) lies.
+        entry = _central_entry(data, sample)
+        data[entry + 24 : entry + 28] = (100).to_bytes(4, "little")
+    lying = tmp_path / "lying.eval"
+    lying.write_bytes(bytes(data))
+    monkeypatch.setattr(inspect_logs, "MAX_ARCHIVE_MEMBER_BYTES", 6000)
+    with pytest.raises(InputError, match=r"lying\.eval: samples/\S+: larger than 6000 bytes"):
+        list(load_inspect_log(lying))
+
+
+def _central_entry(data: bytearray, info: zipfile.ZipInfo) -> int:
+    """Where the central directory's entry of ``info`` starts in an archive's bytes."""
+    name = info.filename.encode()
+    at = data.index(b"PK\x01\x02")
+    while data[at + 46 : at + 46 + len(name)] != name:
+        at = data.index(b"PK\x01\x02", at + 4)
+    return at

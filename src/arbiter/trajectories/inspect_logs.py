@@ -28,8 +28,10 @@ A sample that is not one (``messages`` that is not a list, a tool call without a
 
 from __future__ import annotations
 
+import io
 import math
 import os
+import struct
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +56,9 @@ MAX_ARCHIVE_MEMBER_BYTES = 256 * 1024 * 1024
 """Largest member of an ``.eval`` archive read (uncompressed): past it, the archive is
 refused rather than inflated (a small zip can claim a huge member)."""
 
+_ZIP_ZSTANDARD = 93  # the zip compression method number of zstd
+_LOCAL_HEADER = struct.Struct("<4s5H3I2H")
+_LOCAL_SIGNATURE = b"PK\x03\x04"
 _GRADES = {"C": 1.0, "I": 0.0, "N": 0.0, "P": 0.5}
 _GRADE_NAMES = {"C": "correct", "I": "incorrect", "N": "no answer", "P": "partial"}
 _TOLERANCE = 1e-6
@@ -138,9 +143,12 @@ def _member(archive: zipfile.ZipFile, name: str, source: str) -> Any:
             f"{MAX_ARCHIVE_MEMBER_BYTES} are read"
         )
     try:
-        with archive.open(info) as stream:
-            data = stream.read(MAX_ARCHIVE_MEMBER_BYTES + 1)
-    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError) as exc:
+        if info.compress_type == _ZIP_ZSTANDARD:
+            data = _zstd_member(archive, info, f"{source}: {name}")
+        else:
+            with archive.open(info) as stream:
+                data = stream.read(MAX_ARCHIVE_MEMBER_BYTES + 1)
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, struct.error) as exc:
         raise InputError(f"{source}: {name}: cannot be read from the archive ({exc})") from None
     if len(data) > MAX_ARCHIVE_MEMBER_BYTES:
         raise InputError(f"{source}: {name}: larger than {MAX_ARCHIVE_MEMBER_BYTES} bytes")
@@ -149,6 +157,41 @@ def _member(archive: zipfile.ZipFile, name: str, source: str) -> Any:
     except UnicodeDecodeError:
         raise InputError(f"{source}: {name}: not UTF-8 text") from None
     return parse_json(text, source=f"{source}: {name}")
+
+
+def _zstd_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> bytes:
+    """A zstd-compressed member (what inspect_ai writes), read where the zipfile module
+    cannot (before Python 3.14), and never inflated past the member bound."""
+    try:
+        import zstandard
+    except ImportError:
+        raise InputError(
+            f"{where}: reading a zstd-compressed .eval archive needs the inspect extra: "
+            "pip install 'arbiter[inspect]'"
+        ) from None
+    stream = archive.fp
+    if stream is None:
+        raise InputError(f"{where}: the archive is closed")
+    stream.seek(info.header_offset)
+    local = stream.read(_LOCAL_HEADER.size)
+    signature, *_, name_length, extra_length = _LOCAL_HEADER.unpack(local)
+    if signature != _LOCAL_SIGNATURE:
+        raise InputError(f"{where}: a broken archive entry (no local file header)")
+    stream.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
+    compressed = stream.read(info.compress_size)
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed))
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= MAX_ARCHIVE_MEMBER_BYTES:
+            chunk = reader.read(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except zstandard.ZstdError as exc:
+        raise InputError(f"{where}: not valid zstd data ({exc})") from None
+    return b"".join(chunks)
 
 
 def _header(document: Any, source: str) -> dict[str, Any]:
