@@ -298,8 +298,22 @@ def stream_child(path: str) -> None:
     started = time.process_time()
     report = asyncio.run(score_agent_runs(iter_runs([path]), DefaultScorers(), keep_runs=20))
     seconds = time.process_time() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _own_peak_mb()
     print(json.dumps({"runs": report.n_trajectories, "seconds": seconds, "peak_mb": peak}))
+
+
+def _own_peak_mb() -> float:
+    """This process's own peak RSS in MB. ``getrusage``'s ``ru_maxrss`` survives ``exec``:
+    a child started from a big parent reports the parent's peak. ``VmHWM`` in
+    /proc/self/status belongs to the address space exec made; elsewhere, ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def streamed(path: Path) -> dict[str, Any]:
