@@ -165,6 +165,34 @@ async def _seed(store: Store) -> Seeded:
     )
 
 
+@dataclass(frozen=True)
+class Agents:
+    """The agent pages' own server, over a store of real agent runs."""
+
+    url: str
+    """The server's base URL."""
+    ids: dict[str, str]
+    """Record ids by case id."""
+
+
+@pytest.fixture(scope="module")
+def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agents]:
+    """A server over a store filled by :func:`tests.server.pages.agents_seed.seed_agents`
+    (case-file runs and stored trajectories), once per module."""
+    from arbiter.server.app import create_app
+    from arbiter.service.agent_records import agent_records
+    from tests.server.pages.agents_seed import seed_agents
+
+    root = tmp_path_factory.mktemp("agent-pages")
+    store = Store(f"sqlite:///{root / 'store.db'}")
+    run_sync(seed_agents(store, root))
+    ids = {r.case_id or "": r.id for r in agent_records(store)}
+    app = create_app(Settings(_env_file=None, home=root / "home"), store=store)  # type: ignore[call-arg]
+    with serve_on_free_port(app) as url:
+        yield Agents(url, ids)
+    store.close()
+
+
 @pytest.fixture(scope="session")
 def pages_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's folder: the store and ARBITER_HOME live here."""

@@ -11,44 +11,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pytest
 
-from arbiter.config import Settings
-from arbiter.service.agent_records import agent_records
-from arbiter.store import Store
-from tests.helpers.local_server import serve_on_free_port
-from tests.server.pages.agents_seed import QUIET, seed_agents
-from tests.server.pages.conftest import PageEvents, run_sync, shoot
+from tests.server.pages.agents_seed import QUIET
+from tests.server.pages.conftest import Agents, PageEvents, shoot
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
-
-
-@dataclass(frozen=True)
-class Agents:
-    url: str
-    """The server's base URL."""
-    ids: dict[str, str]
-    """Record ids by case id."""
-
-
-@pytest.fixture(scope="module")
-def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agents]:
-    from arbiter.server.app import create_app
-
-    root = tmp_path_factory.mktemp("agent-pages")
-    store = Store(f"sqlite:///{root / 'store.db'}")
-    run_sync(seed_agents(store, root))
-    ids = {r.case_id or "": r.id for r in agent_records(store)}
-    app = create_app(Settings(_env_file=None, home=root / "home"), store=store)  # type: ignore[call-arg]
-    with serve_on_free_port(app) as url:
-        yield Agents(url, ids)
-    store.close()
 
 
 def _trajectory(agents: Agents, case_id: str) -> str:
