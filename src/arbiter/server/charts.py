@@ -71,9 +71,11 @@ def _f(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def _svg(width: float, height: float, body: str, label: str) -> Markup:
+def _svg(width: float, height: float, body: str, label: str, kind: str = "") -> Markup:
+    """One chart; ``kind`` is a second class naming the chart's shape for the style sheet."""
+    classes = f"chart {kind}" if kind else "chart"
     return Markup(
-        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" '
+        f'<svg class="{classes}" xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" '
         f'height="{_f(height)}" viewBox="0 0 {_f(width)} {_f(height)}" role="img" '
         f'aria-label="{_text(label, 300)}">{body}</svg>'
     )
@@ -293,7 +295,7 @@ def heat_map(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, cell: in
                 f'y="{_f(y + cell / 2 + 15)}" text-anchor="middle" font-size="10">'
                 f"{pct(share, 0)}</text></g>"
             )
-    return _svg(width, height, "".join(parts), f"confusion matrix of {n} labels")
+    return _svg(width, height, "".join(parts), f"confusion matrix of {n} labels", "heat")
 
 
 def sparkline(

@@ -61,8 +61,24 @@
     });
   }
 
+  /* A panel that scrolls sideways (a wide table or chart on a narrow screen) takes keyboard
+     focus, so the arrow keys can scroll it; one that fits stays out of the tab order. */
+  var SCROLLERS = ".table-wrap, .chart-scroll, .chart-panel, .wf-scroll";
+  function scrollersFocusable() {
+    Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), function (panel) {
+      if (panel.scrollWidth > panel.clientWidth + 1) {
+        panel.setAttribute("tabindex", "0");
+      } else if (panel.getAttribute("tabindex") === "0") {
+        panel.removeAttribute("tabindex");
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     queueKeys();
+    scrollersFocusable();
+    window.addEventListener("resize", scrollersFocusable);
+    document.addEventListener("toggle", scrollersFocusable, true);
     var toggle = document.getElementById("theme-toggle");
     if (toggle) {
       toggle.hidden = false;
