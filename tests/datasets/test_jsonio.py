@@ -102,3 +102,36 @@ def test_strings_cannot_hide_the_depth(text: str) -> None:
     json.loads(text)  # valid JSON
     with pytest.raises(JsonInputError, match="nested deeper than 128 levels"):
         parse_json(text, source="f")
+
+
+def _tree_depth(value: object) -> int:
+    """The nesting depth of arrays and objects, walking the parsed value."""
+    if isinstance(value, dict):
+        return 1 + max((_tree_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_tree_depth(v) for v in value), default=0)
+    return 0
+
+
+def test_the_depth_read_from_the_text_is_the_depth_of_the_tree() -> None:
+    import random
+
+    from arbiter.datasets.jsonio import _nested_deeper_than
+
+    rng = random.Random(7)
+    leaves = ['a"]}', "é[{", 1, None, "\\", 'x\\"[', "ü]", "\\\\", ""]
+
+    def value(depth: int) -> object:
+        if depth <= 0 or rng.random() < 0.2:
+            return rng.choice(leaves)
+        if rng.random() < 0.5:
+            return [value(depth - 1) for _ in range(rng.randint(0, 3))]
+        return {f'k{i}]"{{': value(depth - 1) for i in range(rng.randint(0, 3))}
+
+    for _ in range(1_500):
+        tree = value(rng.randint(1, 12))
+        depth = _tree_depth(tree)
+        for ascii_only in (True, False):
+            text = json.dumps(tree, ensure_ascii=ascii_only)
+            for limit in (0, 1, 2, 3, 5, 8):
+                assert _nested_deeper_than(text, limit) == (depth > limit), (text, limit)

@@ -27,6 +27,7 @@ field as the document's author wrote it.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -290,28 +291,29 @@ def _duplicate_key(text: str) -> tuple[str, int] | None:
 
 
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_INNERMOST = re.compile(r"\[\]|\{\}")
+_QUOTES_AND_BRACKETS = {code: None for code in range(128) if chr(code) not in '"[]{}'}
+"""A ``str.translate`` table dropping every ASCII character but quotes and brackets."""
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _nested_deeper_than(text: str, limit: int) -> bool:
     """Whether the arrays and objects of valid JSON ``text`` nest deeper than ``limit``.
 
     Read from the text, not the parsed tree, with string operations that run in C: the
-    escapes that hide a quote are dropped, the text is split at its quotes (every other
-    piece is a string's content), and of the rest only brackets are kept; then one level
-    of innermost pairs goes a pass. A wide document costs a few scans, never a walk of
-    every value.
+    escapes that hide a quote are dropped, everything but quotes and brackets is
+    dropped, the rest is split at its quotes (every other piece is a string's content),
+    and the depth is the highest running sum of the brackets left (+1 opening, -1
+    closing: they pair up, the text being valid JSON). A wide document costs a few
+    scans, never a walk of every value.
     """
     if text.count("[") + text.count("{") <= limit:
         return False
     if "\\" in text:  # an escaped backslash, then an escaped quote: neither ends a string
         text = text.replace("\\\\", "").replace('\\"', "")
-    brackets = _NOT_BRACKET.sub("", "".join(text.split('"')[0::2]))
-    for _ in range(limit):
-        if not brackets:
-            return False
-        brackets = _INNERMOST.sub("", brackets)
-    return bool(brackets)
+    brackets = "".join(text.translate(_QUOTES_AND_BRACKETS).split('"')[0::2])
+    if not brackets.isascii():  # characters past ASCII are not in the table
+        brackets = _NOT_BRACKET.sub("", brackets)
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
 def _check_tree(value: Any, text: str, source: str, line: int | None) -> None:
