@@ -98,6 +98,21 @@ def test_attachments_are_put_back() -> None:
     assert first.input_messages[0].content == "What is 3 + 5? (from an attachment)"
 
 
+def test_reasoning_is_kept_and_other_parts_are_named_not_dropped() -> None:
+    log = _log()
+    log["samples"][0]["messages"][3]["content"] = [
+        {"type": "reasoning", "reasoning": "3 + 5 is 8, as the tool said."},
+        {"type": "image", "image": "data:image/png;base64,AAAA"},
+        {"type": "text", "text": "The answer is 8."},
+    ]
+    trajectory = _records(log)[0].trajectory
+    assert trajectory.final_answer == "The answer is 8."
+    assert trajectory.metadata["inspect"]["content_parts"] == [
+        {"at": "samples[0].messages[3].content[0]", "reasoning": "3 + 5 is 8, as the tool said."},
+        {"at": "samples[0].messages[3].content[1]", "type": "image", "not_imported": True},
+    ]
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [

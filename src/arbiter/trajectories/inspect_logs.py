@@ -17,8 +17,9 @@ scorer's name: ``C`` (correct) is 1 and passes, ``I`` (incorrect) and ``N`` (no 
 are 0 and fail, ``P`` (partial) is 0.5 and does not pass, a number or a boolean passes
 at 1; a value of another kind (a dictionary of several) abstains, kept in the score's
 metadata. What a run has no field for (the sample's metadata, target, usage, timings,
-the log's task and model) is kept in ``metadata["inspect"]``; the events, the store and
-the attachments are not imported, and the metadata says so.
+the log's task and model, the messages' reasoning) is kept in ``metadata["inspect"]``;
+the events, the store, the attachments and the data of images are not imported, and
+the metadata says so.
 
 Repairs are warnings of the run: a sample epoch given twice, a log that did not finish
 (``status`` other than ``success``), a score value that is neither a number nor a grade.
@@ -269,8 +270,10 @@ def _run(
     messages = sample.get("messages", [])
     if not isinstance(messages, list):
         fail(".messages", f"must be a list, got {json_type(messages)}")
+    parts: list[JsonValue] = []  # what messages hold besides their text
     converted = [
-        _message(m, f"{at}.messages[{i}]", source, attachments) for i, m in enumerate(messages)
+        _message(m, f"{at}.messages[{i}]", source, attachments, parts)
+        for i, m in enumerate(messages)
     ]
     document = messages_document(
         converted, where=f"{source}: {at}", key="messages", model=header["model"], warnings=warnings
@@ -293,6 +296,8 @@ def _run(
     raw_input = sample.get("input")
     if isinstance(raw_input, str):
         metadata["input"] = _resolved(raw_input, attachments)[:MAX_TEXT_CHARS]
+    if parts:
+        metadata["content_parts"] = parts
     left: list[JsonValue] = [k for k in _NOT_IMPORTED if sample.get(k)]
     if left:
         metadata["not_imported"] = left
@@ -321,12 +326,16 @@ def _run(
     )
 
 
-def _message(message: Any, at: str, source: str, attachments: dict[str, Any]) -> Any:
+def _message(
+    message: Any, at: str, source: str, attachments: dict[str, Any], parts: list[JsonValue]
+) -> Any:
     """An Inspect chat message in the shape :func:`messages_document` reads."""
     if not isinstance(message, dict):
         return message  # the reader refuses it, naming where
     converted: dict[str, Any] = {"role": message.get("role")}
-    converted["content"] = _content(message.get("content"), f"{at}.content", source, attachments)
+    converted["content"] = _content(
+        message.get("content"), f"{at}.content", source, attachments, parts
+    )
     role = message.get("role")
     if role == "assistant" and message.get("tool_calls") is not None:
         calls = message["tool_calls"]
@@ -369,9 +378,12 @@ def _tool_call(call: Any, at: str, source: str, attachments: dict[str, Any]) -> 
     return converted
 
 
-def _content(value: Any, at: str, source: str, attachments: dict[str, Any]) -> Any:
-    """A message's content: its text, with attachments put back; reasoning and other
-    parts are not its text."""
+def _content(
+    value: Any, at: str, source: str, attachments: dict[str, Any], kept: list[JsonValue]
+) -> Any:
+    """A message's content: its text, with attachments put back. Reasoning parts are not
+    its text: they go to ``kept``; other parts (images, audio) are named there, their
+    data left out."""
     if value is None or isinstance(value, str):
         return _resolved(value, attachments)
     if not isinstance(value, list):
@@ -379,9 +391,16 @@ def _content(value: Any, at: str, source: str, attachments: dict[str, Any]) -> A
             f"{source}: {at}: must be a string or a list of parts, got {json_type(value)}"
         )
     parts = []
-    for part in value:
-        if isinstance(part, dict) and part.get("type") == "text":
+    for index, part in enumerate(value):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
             parts.append({"type": "text", "text": _resolved(part.get("text"), attachments)})
+        elif kind == "reasoning" and isinstance(part.get("reasoning"), str):
+            reasoning = _resolved(part["reasoning"], attachments)
+            kept.append({"at": f"{at}[{index}]", "reasoning": reasoning[:MAX_TEXT_CHARS]})
+        else:
+            named = kind[:MAX_NAME_CHARS] if isinstance(kind, str) else json_type(part)
+            kept.append({"at": f"{at}[{index}]", "type": named, "not_imported": True})
     return parts
 
 
