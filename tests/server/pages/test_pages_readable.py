@@ -118,6 +118,33 @@ def test_chart_text_stays_readable_at_every_width(
     assert not small, small
 
 
+@pytest.fixture(scope="module")
+def thirty_labels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The page of a run over 30 labels, whose confusion map is at its widest (13 labels)."""
+    from arbiter.config import Settings
+    from arbiter.server.app import create_app
+    from arbiter.store import Store
+    from tests.helpers.local_server import serve_on_free_port
+    from tests.server.pages.big_seed import seed_label_run
+
+    root = tmp_path_factory.mktemp("thirty-labels")
+    store = Store(f"sqlite:///{root / 'store.db'}")
+    run = seed_label_run(store, 300, labels=30, right=0.6, name="30 labels")
+    app = create_app(Settings(_env_file=None, home=root / "home"), store=store)  # type: ignore[call-arg]
+    with serve_on_free_port(app) as url:
+        yield f"{url}/runs/{run}"
+    store.close()
+
+
+def test_a_thirty_label_confusion_map_keeps_readable_text(view: Page, thirty_labels: str) -> None:
+    _open(view, thirty_labels)
+    assert view.locator("section[aria-labelledby=h-confusion] svg.chart").count() == 1
+    smallest = view.evaluate(_SMALLEST_TEXT)
+    assert smallest[0][0] >= 10, smallest
+    broken = violations(view)
+    assert not broken, "\n".join(str(v) for v in broken)
+
+
 _PAST_THE_EDGE = """() => {
   const edge = document.documentElement.clientWidth;
   const out = [];
