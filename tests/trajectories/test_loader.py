@@ -235,7 +235,10 @@ def test_the_mapping_format_without_a_mapping_is_refused() -> None:
 def test_an_unknown_format_is_refused_with_the_known_ones() -> None:
     with pytest.raises(
         InputError,
-        match=r"--format 'csv': unknown format; expected one of atif, inspect, mapping, openai_messages",
+        match=(
+            r"--format 'csv': unknown format; expected one of "
+            r"atif, inspect, mapping, openai_messages"
+        ),
     ):
         load_runs([UDERIA_SAMPLE], format="csv")
 
