@@ -423,3 +423,30 @@ def test_closing_the_engine_leaves_a_connection_the_caller_made_open(
     with RayEngine(ray_cluster.address) as engine:  # a connection of the engine's own
         assert engine.cpus == 2
     assert not ray.is_initialized()
+
+
+SCALE_PAGE = Path(__file__).parents[2] / "docs" / "scale.md"
+PAGE_ADDRESS = "127.0.0.2:6399"
+"""The head's address on docs/scale.md; the fixture's cluster stands for it."""
+
+
+def test_docs_scale_md_commands_print_what_the_page_shows(
+    ray_cluster: Cluster, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    from tests.docs.doc_examples import Session, examples
+
+    page = examples(SCALE_PAGE)
+    assert [e.chapter for e in page] == ["A run on a local two-node cluster"] * len(page)
+    assert sum("--engine ray" in e.code for e in page) >= 1
+    session = Session(tmp_path / ".arbiter")
+    for example in page:
+        on_fixture = replace(example, code=example.code.replace(PAGE_ADDRESS, ray_cluster.address))
+        outcome = session.run(on_fixture)
+        outcome.lines = [line.replace(ray_cluster.address, PAGE_ADDRESS) for line in outcome.lines]
+        problem = outcome.problem(example)
+        assert problem is None, problem
+    text = SCALE_PAGE.read_text(encoding="utf-8")  # the nodes the page starts are the fixture's
+    assert "ray start --head --node-ip-address 127.0.0.2 --port 6399" in text
+    assert f"ray start --address {PAGE_ADDRESS} --node-ip-address 127.0.0.3" in text
