@@ -32,6 +32,8 @@ callers only ever catch ``ArbiterError`` subclasses.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ArbiterError",
     "EngineError",
@@ -215,4 +217,11 @@ class ProviderTimeout(ProviderError):
 
 
 class InvalidResponse(ProviderError):
-    """The provider answered with something that is not the requested shape."""
+    """The provider answered with something that is not the requested shape.
+
+    Attributes:
+        usage: What the unusable answer cost (a ``contract.Usage``), when the provider
+            said: an answer cut off at the token limit was still billed.
+    """
+
+    usage: Any = None

@@ -272,3 +272,15 @@ def test_a_query_secret_reaches_no_message_report_or_store(cli: Any, tmp_path: P
     assert b"SUPERSECRET" not in stored
     assert all("SUPERSECRET" not in text for text in reports)
     assert "api_key=[redacted]" in result.err
+
+
+def test_a_short_secret_is_hidden_where_it_stands_whole_and_never_blanks_letters() -> None:
+    from arbiter.http.redact import redact
+
+    message = "Input should be 'text' or 'json_object'; sent key x with x-api"
+    assert redact(message, ["x"]) == (
+        "Input should be 'text' or 'json_object'; sent key [redacted] with x-api"
+    )
+    # A long secret is hidden wherever it occurs, inside a word too.
+    assert redact("tok=abcd1234efgh;", ["abcd1234efgh"]) == "tok=[redacted];"
+    assert redact("nothing here", ["", None]) == "nothing here"

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from arbiter.contract import Case, ModelCalls, Usage
-from arbiter.errors import ProviderAuthError, ProviderUnavailable
+from arbiter.errors import InvalidResponse, ProviderAuthError, ProviderUnavailable
 from arbiter.judging import Ask, CallBudget, CallMeter, JudgingContext, ModelRef
 from arbiter.jury.critics import CriticSpec, run_critic
 from arbiter.providers.base import CompletionRequest, CompletionResponse
@@ -75,6 +75,20 @@ async def test_every_call_returns_a_status_and_a_record_and_never_raises(
         assert judged.error is not None
         assert judged.error.startswith(error)
     assert context.meter.total.calls == 1
+
+
+async def test_an_answer_cut_off_at_the_token_limit_keeps_the_tokens_it_cost() -> None:
+    cut = InvalidResponse("fake m: the answer was cut off at max_output_tokens=512")
+    cut.usage = Usage(input_tokens=30, output_tokens=512, cost_usd=0.02)
+    context, _ = _context(cut)
+    judged = await context.ask(REF, QUESTION)
+    assert judged.status == "invalid"
+    assert judged.error is not None
+    assert "cut off" in judged.error
+    record = judged.calls.model_copy(update={"latency_ms": 0.0})
+    assert record == ModelCalls(calls=1, input_tokens=30, output_tokens=512, cost_usd=0.02)
+    priced = await context.ask(REF.model_copy(update={"price": (1.0, 2.0)}), QUESTION)
+    assert priced.calls.cost_usd == pytest.approx((30 * 1.0 + 512 * 2.0) / 1_000_000)
 
 
 async def test_a_spent_budget_refuses_the_call_without_making_it() -> None:

@@ -271,8 +271,10 @@ async def test_an_answer_cut_off_at_the_token_limit_is_invalid(
     vendor_id: str, document: dict[str, Any]
 ) -> None:
     vendor = VENDOR[vendor_id]
-    with pytest.raises(InvalidResponse, match="cut off at max_output_tokens=512"):
+    with pytest.raises(InvalidResponse, match="cut off at max_output_tokens=512") as caught:
         await call(vendor, answering(200, document))
+    # The cut-off answer was billed: the error carries what it cost.
+    assert caught.value.usage == Usage(input_tokens=1200, output_tokens=300, cost_usd=0.0054)
 
 
 async def test_an_openai_refusal_is_invalid() -> None:

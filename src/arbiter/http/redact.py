@@ -40,6 +40,8 @@ _SECRET_IN_TEXT = re.compile(
     + "|".join(re.escape(k) for k in sorted(SECRET_QUERY_KEYS, key=len, reverse=True))
     + r")=([^\s&#\"']+)"
 )
+_SHORT_SECRET = 8
+"""Secrets shorter than this are replaced only where they stand as a whole word."""
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s@:]+):([^/\s@]+)@")
 
 
@@ -55,10 +57,19 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
         'GET http://h/x?api_key=[redacted]&n=1 failed'
         >>> redact("refused key sk-123", ["sk-123"])
         'refused key [redacted]'
+        >>> redact("expected 'text', key x", ["x"])
+        "expected 'text', key [redacted]"
     """
     for secret in secrets:
-        if secret:
+        if not secret:
+            continue
+        if len(secret) >= _SHORT_SECRET:
             text = text.replace(secret, REDACTED)
+        else:
+            # A short value (a placeholder key such as "x" for a local server) would
+            # blank every letter it matches: it is hidden only where it stands whole.
+            whole = re.compile(rf"(?<![\w-]){re.escape(secret)}(?![\w-])")
+            text = whole.sub(REDACTED, text)
     text = _USERINFO.sub(lambda m: f"{m.group(1)}{m.group(2)}:{REDACTED}@", text)
     return _SECRET_IN_TEXT.sub(lambda m: f"{m.group(1)}={REDACTED}", text)
 

@@ -203,6 +203,10 @@ async def ask(context: CallContext, ref: ModelRef, question: Ask[A]) -> Judged[A
         return Judged("timeout", None, calls, error=error)
     except ProviderAuthError as exc:
         return Judged("refused", None, _failed(started), error=_line(exc))
+    except InvalidResponse as exc:
+        # An answer the provider could not hand over (cut off at the token limit, no
+        # text): the call still cost its tokens, when the provider said how many.
+        return Judged("invalid", None, _billed(exc, ref, started), error=_line(exc))
     except Exception as exc:  # a provider's failure is this call's status, never a crash
         return Judged("error", None, _failed(started), error=_line(exc))
     calls = _priced(response, ref, _elapsed(started))
@@ -219,6 +223,25 @@ async def ask(context: CallContext, ref: ModelRef, question: Ask[A]) -> Judged[A
 def _priced(response: CompletionResponse, ref: ModelRef, latency_ms: float) -> ModelCalls:
     calls = response.model_calls(latency_ms=latency_ms)
     if ref.price is None or response.cached:
+        return calls
+    per_in, per_out = ref.price
+    cost = (calls.input_tokens * per_in + calls.output_tokens * per_out) / 1_000_000
+    return calls.model_copy(update={"cost_usd": cost})
+
+
+def _billed(exc: InvalidResponse, ref: ModelRef, started: float) -> ModelCalls:
+    """The record of a call whose answer was unusable: its tokens and their cost."""
+    usage = exc.usage
+    if usage is None:
+        return _failed(started)
+    calls = ModelCalls(
+        calls=1,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        latency_ms=_elapsed(started),
+        cost_usd=usage.cost_usd,
+    )
+    if ref.price is None:
         return calls
     per_in, per_out = ref.price
     cost = (calls.input_tokens * per_in + calls.output_tokens * per_out) / 1_000_000

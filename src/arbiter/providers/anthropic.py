@@ -109,19 +109,24 @@ class AnthropicProvider:
         )
         document = json_object(answer.document, where)
         latency_ms = (time.perf_counter() - started) * 1000
-        text = self._tool_input(document, request)
         usage = document.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         answered_by = str(document.get("model") or request.model)
+        billed = usage_with_cost(
+            usage.get("input_tokens"),
+            usage.get("output_tokens"),
+            models=(request.model, answered_by),
+            prices=self._prices,
+        )
+        try:
+            text = self._tool_input(document, request)
+        except InvalidResponse as exc:
+            exc.usage = billed  # a cut-off or unreadable answer was billed all the same
+            raise
         return CompletionResponse(
             text=text,
             model=answered_by,
-            usage=usage_with_cost(
-                usage.get("input_tokens"),
-                usage.get("output_tokens"),
-                models=(request.model, answered_by),
-                prices=self._prices,
-            ),
+            usage=billed,
             latency_ms=latency_ms,
         )
 

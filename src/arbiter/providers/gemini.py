@@ -96,24 +96,24 @@ class GeminiProvider:
         )
         document = json_object(answer.document, where)
         latency_ms = (time.perf_counter() - started) * 1000
-        text = self._candidate_text(document, request)
         meta = document.get("usageMetadata")
         meta = meta if isinstance(meta, dict) else {}
         output_tokens = meta.get("candidatesTokenCount")
         if isinstance(output_tokens, int) and isinstance(meta.get("thoughtsTokenCount"), int):
             output_tokens += meta["thoughtsTokenCount"]  # thinking is billed as output
         answered_by = str(document.get("modelVersion") or request.model)
-        return CompletionResponse(
-            text=text,
-            model=answered_by,
-            usage=usage_with_cost(
-                meta.get("promptTokenCount"),
-                output_tokens,
-                models=(request.model, answered_by),
-                prices=self._prices,
-            ),
-            latency_ms=latency_ms,
+        billed = usage_with_cost(
+            meta.get("promptTokenCount"),
+            output_tokens,
+            models=(request.model, answered_by),
+            prices=self._prices,
         )
+        try:
+            text = self._candidate_text(document, request)
+        except InvalidResponse as exc:
+            exc.usage = billed  # a cut-off or unreadable answer was billed all the same
+            raise
+        return CompletionResponse(text=text, model=answered_by, usage=billed, latency_ms=latency_ms)
 
     def request_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body ``complete`` sends for ``request``."""

@@ -135,22 +135,22 @@ class OpenAIProvider:
         document = json_object(answer.document, f"{self.name} {request.model}")
         latency_ms = (time.perf_counter() - started) * 1000
         if self.dialect == "ollama":
-            text = self._ollama_text(document, request)
             tokens = (document.get("prompt_eval_count"), document.get("eval_count"))
         else:
-            text = self._chat_text(document, request)
             usage = document.get("usage")
             usage = usage if isinstance(usage, dict) else {}
             tokens = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
         answered_by = str(document.get("model") or request.model)
-        return CompletionResponse(
-            text=text,
-            model=answered_by,
-            usage=usage_with_cost(
-                *tokens, models=(request.model, answered_by), prices=self._prices
-            ),
-            latency_ms=latency_ms,
-        )
+        billed = usage_with_cost(*tokens, models=(request.model, answered_by), prices=self._prices)
+        try:
+            if self.dialect == "ollama":
+                text = self._ollama_text(document, request)
+            else:
+                text = self._chat_text(document, request)
+        except InvalidResponse as exc:
+            exc.usage = billed  # a cut-off or unreadable answer was billed all the same
+            raise
+        return CompletionResponse(text=text, model=answered_by, usage=billed, latency_ms=latency_ms)
 
     def request_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body ``complete`` sends for ``request`` in this dialect."""
