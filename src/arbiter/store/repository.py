@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -186,8 +187,7 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         with self.guard("open the store"):
-            Base.metadata.create_all(self.engine)
-            _add_missing_columns(self.engine)
+            _create_schema(self.engine)
 
     def close(self) -> None:
         """Release the connection pool."""
@@ -544,10 +544,12 @@ def _check_fits(dataset: Dataset) -> None:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    # The wait first: switching a new file to WAL takes a lock another process opening
+    # the same store may hold, and without a busy timeout that fails at once ("locked").
+    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
 
@@ -618,6 +620,30 @@ def _pair_result(row: ResultRow) -> PairResult:
         latency_ms=row.latency_ms,
         attempts=row.attempts,
     )
+
+
+_SCHEMA_ATTEMPTS = 200
+"""Each lost race means another process made a table: the attempts are bounded by the
+tables times the racers, well under this."""
+
+
+def _create_schema(engine: Engine) -> None:
+    """Create the missing tables and columns. Processes opening one new store at the same
+    time (pytest-xdist workers, server workers) race between "is the table there?" and
+    "create it": the loser's error means the winner made it, so it looks again."""
+    for attempt in range(_SCHEMA_ATTEMPTS):
+        try:
+            Base.metadata.create_all(engine)
+            _add_missing_columns(engine)
+            return
+        except SQLAlchemyError as exc:
+            text = str(getattr(exc, "orig", exc)).lower()
+            raced = any(sign in text for sign in ("already exists", "duplicate", "locked"))
+            if not raced or attempt == _SCHEMA_ATTEMPTS - 1:
+                raise
+            # SQLite refuses a lock upgrade at once (no busy wait) when waiting could
+            # deadlock: step back a moment and look again.
+            time.sleep(0.01 * (1 + attempt % 10))
 
 
 def _add_missing_columns(engine: Engine) -> None:
