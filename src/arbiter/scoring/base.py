@@ -143,7 +143,8 @@ class BuiltScorer:
         """Score one output; an exception or a wrong return becomes an errored score."""
         try:
             result = self.function(example, output)
-            if self.is_async or inspect.isawaitable(result):
+            # A Score is never awaitable: only other results need the (costly) check.
+            if self.is_async or (type(result) is not Score and inspect.isawaitable(result)):
                 result = await cast(Awaitable[Score], result)
         except Exception as exc:  # a scorer's bug is recorded for this example, not raised
             return Score(name=self.name, error=_one_line(f"{type(exc).__name__}: {exc}"))
