@@ -22,6 +22,7 @@ from arbiter.http.client import HttpClient, private_client
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.shared import (
     Prices,
+    billed,
     cut_off,
     json_object,
     require_key,
@@ -112,21 +113,18 @@ class AnthropicProvider:
         usage = document.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         answered_by = str(document.get("model") or request.model)
-        billed = usage_with_cost(
+        cost = usage_with_cost(
             usage.get("input_tokens"),
             usage.get("output_tokens"),
             models=(request.model, answered_by),
             prices=self._prices,
         )
-        try:
+        with billed(cost):
             text = self._tool_input(document, request)
-        except InvalidResponse as exc:
-            exc.usage = billed  # a cut-off or unreadable answer was billed all the same
-            raise
         return CompletionResponse(
             text=text,
             model=answered_by,
-            usage=billed,
+            usage=cost,
             latency_ms=latency_ms,
         )
 

@@ -19,6 +19,7 @@ from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.schema import to_gemini_schema
 from arbiter.providers.shared import (
     Prices,
+    billed,
     cut_off,
     gemini_refine,
     json_object,
@@ -102,18 +103,15 @@ class GeminiProvider:
         if isinstance(output_tokens, int) and isinstance(meta.get("thoughtsTokenCount"), int):
             output_tokens += meta["thoughtsTokenCount"]  # thinking is billed as output
         answered_by = str(document.get("modelVersion") or request.model)
-        billed = usage_with_cost(
+        cost = usage_with_cost(
             meta.get("promptTokenCount"),
             output_tokens,
             models=(request.model, answered_by),
             prices=self._prices,
         )
-        try:
+        with billed(cost):
             text = self._candidate_text(document, request)
-        except InvalidResponse as exc:
-            exc.usage = billed  # a cut-off or unreadable answer was billed all the same
-            raise
-        return CompletionResponse(text=text, model=answered_by, usage=billed, latency_ms=latency_ms)
+        return CompletionResponse(text=text, model=answered_by, usage=cost, latency_ms=latency_ms)
 
     def request_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body ``complete`` sends for ``request``."""

@@ -29,6 +29,7 @@ from arbiter.params import check_choice
 from arbiter.providers.base import CompletionRequest, CompletionResponse
 from arbiter.providers.shared import (
     Prices,
+    billed,
     cut_off,
     json_object,
     require_key,
@@ -141,16 +142,13 @@ class OpenAIProvider:
             usage = usage if isinstance(usage, dict) else {}
             tokens = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
         answered_by = str(document.get("model") or request.model)
-        billed = usage_with_cost(*tokens, models=(request.model, answered_by), prices=self._prices)
-        try:
+        cost = usage_with_cost(*tokens, models=(request.model, answered_by), prices=self._prices)
+        with billed(cost):
             if self.dialect == "ollama":
                 text = self._ollama_text(document, request)
             else:
                 text = self._chat_text(document, request)
-        except InvalidResponse as exc:
-            exc.usage = billed  # a cut-off or unreadable answer was billed all the same
-            raise
-        return CompletionResponse(text=text, model=answered_by, usage=billed, latency_ms=latency_ms)
+        return CompletionResponse(text=text, model=answered_by, usage=cost, latency_ms=latency_ms)
 
     def request_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body ``complete`` sends for ``request`` in this dialect."""

@@ -7,7 +7,8 @@ outbound layer's, :mod:`arbiter.http`; this module holds only what is about LLM 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from arbiter.contract import Usage
@@ -15,6 +16,7 @@ from arbiter.errors import ArbiterError, InvalidResponse, ProviderAuthError, Rat
 
 __all__ = [
     "Prices",
+    "billed",
     "cut_off",
     "gemini_refine",
     "json_object",
@@ -26,6 +28,17 @@ Prices = Mapping[str, tuple[float, float]]
 """USD per million input tokens and per million output tokens, by model name."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.rpc.RetryInfo: "30s", "1.5s"
+
+
+@contextmanager
+def billed(usage: Usage) -> Iterator[None]:
+    """Reading an answer that cost ``usage``: an unusable one (cut off at the token limit,
+    no text) raises its ``InvalidResponse`` carrying that cost, for it was billed."""
+    try:
+        yield
+    except InvalidResponse as exc:
+        exc.usage = usage
+        raise
 
 
 def cut_off(where: str, max_output_tokens: int) -> InvalidResponse:
