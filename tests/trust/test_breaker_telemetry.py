@@ -60,6 +60,8 @@ def test_a_trip_is_an_event_on_a_breaker_span_of_its_own(store: Store) -> None:
     assert attributes["arbiter.trust_event.kind"] == "breaker_trip"
     assert attributes["arbiter.trust_event.severity"] == "danger"
     assert attributes["arbiter.trust.mode"] == "notify"
+    assert attributes["arbiter.trust.state"] == "at_risk"
+    assert "fell to at_risk" in str(attributes["arbiter.trust.reason"])
     assert attributes["arbiter.trust.runs"] == 6  # all six were stored before the first check
     assert isinstance(attributes["arbiter.trust_event.id"], int)
 
@@ -71,3 +73,31 @@ def test_without_telemetry_the_trip_lands_on_the_current_span(store: Store) -> N
     (request,) = spans.get_finished_spans()
     assert [e.name for e in request.events] == ["arbiter.trust.breaker_trip"]
     assert "arbiter.owner" not in dict(request.events[0].attributes or {})
+
+
+def _check(store: Store, telemetry: Telemetry, record_index: int, passed: bool) -> None:
+    record = stored(record_index, "sliding", passed)
+    save(store, [record], owner="key-a")
+    asyncio.run(
+        evaluate_breaker(
+            store,
+            [record],
+            owner="key-a",
+            policy=POLICY,
+            settings=QUIET,
+            now=NOW,
+            telemetry=telemetry,
+        )
+    )
+
+
+def test_checks_off_the_edge_emit_no_event(store: Store) -> None:
+    telemetry, spans, _ = _captured()
+    for index in range(5):  # provisional, then judged healthy: no edge into at_risk
+        _check(store, telemetry, 100 + index, True)
+    assert spans.get_finished_spans() == ()
+    _trip(store, telemetry)  # six failing runs take it to at_risk: the edge
+    assert len(spans.get_finished_spans()) == 1
+    spans.clear()
+    _check(store, telemetry, 50, False)  # still at_risk: a check, not an edge
+    assert spans.get_finished_spans() == ()

@@ -264,6 +264,7 @@ def _breaker_for(
             ),
             details={
                 "mode": mode,
+                "state": status.state,
                 "conduct": status.conduct,
                 "runs": status.runs,
                 "interval": list(status.interval),
@@ -309,8 +310,9 @@ def _telemetry_event(event: TrustEvent, telemetry: Telemetry | None) -> None:
         "arbiter.trust_event.id": event.id,
         "arbiter.trust_event.kind": event.kind,
         "arbiter.trust_event.severity": event.severity,
+        "arbiter.trust.reason": event.message[:500],
     }
-    for key in ("mode", "conduct", "runs"):
+    for key in ("mode", "state", "conduct", "runs"):
         value = event.details.get(key)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             attributes[f"arbiter.trust.{key}"] = value
