@@ -252,6 +252,27 @@ def test_without_the_distribution_the_kind_is_unknown(cli: Any, dataset: Path) -
     assert "'echo' is not a system kind" in result.err
 
 
+def _system_help(out: str) -> str:
+    """The ``--system`` row of ``arbiter run --help``."""
+    return next(line for line in out.splitlines() if "--system" in line)
+
+
+def test_run_help_lists_the_plugin_s_kind_beside_the_built_ins(cli: Any, plugin: Any) -> None:
+    result = cli("run", "--help")
+    assert result.code == 0, result.err
+    row = _system_help(result.out)
+    assert "echo" in row
+    assert all(kind in row for kind in ("python", "http", "mcp", "precomputed"))
+
+
+def test_run_help_without_the_distribution_lists_only_the_built_ins(cli: Any) -> None:
+    result = cli("run", "--help")
+    assert result.code == 0, result.err
+    row = _system_help(result.out)
+    assert "precomputed" in row
+    assert "echo" not in row
+
+
 @pytest.fixture
 def agent_log(tmp_path: Path) -> Path:
     path = tmp_path / "runs.log.jsonl"

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperOption
 
-from arbiter.cli.app import app
+from arbiter.cli.app import ArbiterCommand, app
 from arbiter.cli.common import (
     TableColumn,
     echo_json,
@@ -45,7 +46,32 @@ def _system_kind(value: str | None) -> str | None:
     return value
 
 
-@app.command()
+def _system_help() -> str:
+    """``--system``'s help: the kinds registered now, built-ins first, then plugins'."""
+    from rich.markup import escape as escape_markup
+
+    from arbiter.systems.registry import DEFAULT_KIND, SystemRegistry
+
+    # A plugin's entry-point name is third-party text: inert as Rich markup.
+    names = ", ".join(escape_markup(name) for name in SystemRegistry.default().names())
+    return f"Kind of system under test: {names} (plugins add theirs) \\[default: {DEFAULT_KIND}]."
+
+
+class _RunCommand(ArbiterCommand):
+    """``arbiter run``, whose ``--system`` help lists the kinds registered when it is shown.
+
+    The registry is read only when the help is printed, so a command line that runs a
+    dataset scans no entry points for it.
+    """
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        for param in self.params:
+            if param.name == "system" and isinstance(param, TyperOption):
+                param.help = _system_help()
+        super().format_help(ctx, formatter)
+
+
+@app.command(cls=_RunCommand)
 def run(
     eval_file: Annotated[
         Path | None,
@@ -62,8 +88,7 @@ def run(
     system: Annotated[
         str | None,
         typer.Option(
-            help="Kind of system under test: python, http, mcp, precomputed or a plugin's "
-            "\\[default: python].",
+            help="Kind of system under test, built in or a plugin's \\[default: python].",
             callback=_system_kind,
         ),
     ] = None,
