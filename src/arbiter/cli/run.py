@@ -47,7 +47,7 @@ def _system_kind(value: str | None) -> str | None:
 
 
 def _system_help() -> str:
-    """``--system``'s help: the kinds registered now, built-ins first, then plugins'."""
+    """``--system``'s help: every kind registered now (built-ins and plugins'), by name."""
     from rich.markup import escape as escape_markup
 
     from arbiter.systems.registry import DEFAULT_KIND, SystemRegistry
