@@ -20,7 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.errors import InputError
 from arbiter.store import Store
-from arbiter.store.trust_settings_repository import deployment_setting, save_deployment_setting
+from arbiter.store.trust_settings_repository import (
+    deployment_setting,
+    deployment_setting_history,
+    save_deployment_setting,
+)
 from arbiter.trajectories.bands import default_thresholds
 from arbiter.trust.thresholds import (
     PRESETS,
@@ -34,12 +38,14 @@ from arbiter.trust.thresholds import (
 
 __all__ = [
     "MetricBands",
+    "ThresholdsChange",
     "ThresholdsView",
     "deployment_lines",
     "ingest_defaults",
     "reset_thresholds",
     "set_thresholds",
     "shipped_lines",
+    "thresholds_history",
     "thresholds_view",
 ]
 
@@ -177,3 +183,32 @@ def reset_thresholds(store: Store, *, by: str, now: datetime | None = None) -> T
 def ingest_defaults(store: Store) -> dict[str, float | None]:
     """The deployment's lines as the lowest layer of an ingested run's assertions."""
     return flatten(deployment_lines(store))
+
+
+class ThresholdsChange(BaseModel):
+    """One past setting of the default band thresholds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    preset: str
+    """The preset it chose."""
+    thresholds: dict[str, Any] = Field(default_factory=dict)
+    """Its own lines over the preset, as stored."""
+    set_by: str
+    set_at: datetime
+
+
+def thresholds_history(store: Store, *, limit: int = 20) -> list[ThresholdsChange]:
+    """The newest ``limit`` settings of the default band thresholds, newest first."""
+    changes = []
+    for value, by, at in deployment_setting_history(store, _KEY, limit=limit):
+        own = value.get("thresholds")
+        changes.append(
+            ThresholdsChange(
+                preset=str(value.get("preset", "balanced")),
+                thresholds=own if isinstance(own, dict) else {},
+                set_by=by,
+                set_at=at,
+            )
+        )
+    return changes

@@ -35,6 +35,7 @@ __all__ = [
     "get_trajectory",
     "list_trajectories",
     "recent_outcomes",
+    "recent_timeline",
     "save_trajectories",
     "score_tallies",
 ]
@@ -323,4 +324,24 @@ def score_tallies(
     return [
         ScoreTally(name=name, passed=passed, band=band, errored=bool(errored), count=int(count))
         for name, passed, band, errored, count in rows
+    ]
+
+
+def recent_timeline(
+    store: Store, *, viewer: str | None = None, limit: int = 20_000
+) -> list[tuple[str, datetime, bool | None, float | None]]:
+    """The newest ``limit`` stored runs of every agent ``viewer`` may see, newest first:
+    (agent, when, verdict, cost in USD). Read-only; for charts of the fleet over time."""
+    query = (
+        select(TrajectoryRow.agent, TrajectoryRow.created_at, TrajectoryRow.passed)
+        .add_columns(TrajectoryRow.cost_usd)
+        .where(*_only(_visible(viewer)))
+        .order_by(TrajectoryRow.seq.desc())
+        .limit(limit)
+    )
+    with store.guard("read the fleet's runs"), store.session() as session:
+        rows = session.execute(query).all()
+    return [
+        (agent, _aware(at), passed, cost if cost is not None and math.isfinite(cost) else None)
+        for agent, at, passed, cost in rows
     ]

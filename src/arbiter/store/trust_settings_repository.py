@@ -12,7 +12,7 @@ from sqlalchemy import select
 from arbiter.store.repository import Store
 from arbiter.store.trust_models import DeploymentSettingRow
 
-__all__ = ["deployment_setting", "save_deployment_setting"]
+__all__ = ["deployment_setting", "deployment_setting_history", "save_deployment_setting"]
 
 
 def save_deployment_setting(
@@ -42,3 +42,22 @@ def deployment_setting(store: Store, key: str) -> tuple[dict[str, Any], str, dat
         when = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
         value = row.value if isinstance(row.value, dict) else {}
         return value, row.by, when
+
+
+def deployment_setting_history(
+    store: Store, key: str, *, limit: int = 50
+) -> list[tuple[dict[str, Any], str, datetime]]:
+    """The newest ``limit`` values of ``key``, newest first: (value, who set it, when)."""
+    query = (
+        select(DeploymentSettingRow)
+        .where(DeploymentSettingRow.key == key)
+        .order_by(DeploymentSettingRow.id.desc())
+        .limit(limit)
+    )
+    found: list[tuple[dict[str, Any], str, datetime]] = []
+    with store.guard("read a deployment setting"), store.session() as session:
+        for row in session.scalars(query):
+            moment = row.created_at
+            when = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+            found.append((row.value if isinstance(row.value, dict) else {}, row.by, when))
+    return found
