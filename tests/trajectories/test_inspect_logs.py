@@ -48,7 +48,7 @@ def test_each_sample_epoch_is_a_run_with_its_score() -> None:
     got = [(r.case_id, r.repetition, r.scores[0].passed) for r in runs]
     assert got == SAMPLE_EPOCHS
     score = runs[2].scores[0]
-    assert (score.name, score.value) == ("includes", 0.0)
+    assert (score.name, score.value) == ("inspect:includes", 0.0)
     assert score.explanation.startswith("Inspect score I (incorrect)")
     assert score.metadata["answer"] == "i think it is 9."
     assert all(r.warnings == [] for r in runs)
@@ -213,7 +213,22 @@ def test_agent_score_round_trip_gates_on_the_imported_scores(cli: Any) -> None:
     assert report["pass_rate"]["estimate"] == pytest.approx(3 / 4)
     # pass^2 over the epochs: two-plus-two passed both, three-plus-five one of two.
     assert report["pass_hat_k"]["2"]["estimate"] == pytest.approx((1 + 0) / 2)
-    assert report["scorers"]["includes"]["pass"] == 3
+    assert report["scorers"]["inspect:includes"]["pass"] == 3
+
+
+def test_an_inspect_scorer_named_like_a_builtin_one_keeps_its_own_row(
+    cli: Any, tmp_path: Path
+) -> None:
+    log = _log()
+    for sample in log["samples"]:  # Inspect's scorer called like Arbiter's `completed`
+        sample["scores"] = {"completed": sample["scores"]["includes"]}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    result: Result = cli("agent", "score", str(path), "--scorer", "completed", "--json")
+    assert result.code == 0, result.err
+    scorers = json.loads(result.out)["scorers"]
+    assert (scorers["inspect:completed"]["pass"], scorers["inspect:completed"]["fail"]) == (3, 1)
+    assert (scorers["completed"]["pass"], scorers["completed"]["fail"]) == (4, 0)
 
 
 def test_agent_score_refuses_a_bad_log_with_one_line_and_exit_3(cli: Any, tmp_path: Path) -> None:
@@ -323,3 +338,25 @@ def _central_entry(data: bytearray, info: zipfile.ZipInfo) -> int:
     while data[at + 46 : at + 46 + len(name)] != name:
         at = data.index(b"PK\x01\x02", at + 4)
     return at
+
+
+def test_each_model_call_has_the_tokens_of_its_model_event() -> None:
+    run = next(iter(load_inspect_log(LOG)))
+    assert run.trajectory is not None
+    calls = [s for s in run.trajectory.steps if isinstance(s, LlmCall)]
+    # make_inspect_logs.py gives each tool call 40 + 12 tokens and each answer 60 + 8.
+    assert [(c.input_tokens, c.output_tokens) for c in calls] == [(40, 12), (60, 8)]
+    assert run.trajectory.totals().total_tokens == 120
+    assert run.warnings == []
+
+
+def test_model_events_that_do_not_pair_with_the_calls_give_no_call_a_count() -> None:
+    log = _log()
+    events = log["samples"][0]["events"]
+    first_model_event = next(e for e in events if e.get("event") == "model")
+    log["samples"][0]["events"] = [first_model_event]  # one event for two calls
+    run = _records(log)[0]
+    assert run.trajectory is not None
+    calls = [s for s in run.trajectory.steps if isinstance(s, LlmCall)]
+    assert [c.input_tokens for c in calls] == [None, None]
+    assert any("1 model events for 2 model calls" in w for w in run.warnings)

@@ -12,14 +12,17 @@ The messages (``system``, ``user``, ``assistant`` with ``tool_calls`` of ``id``,
 ``function``, ``arguments``, and ``tool`` results with ``tool_call_id`` and ``error``)
 become steps as :mod:`~arbiter.trajectories.openai_messages` reads a conversation; text
 a log moved to ``attachments`` (``attachment://<hash>``) is put back. Each score
-(``value``, ``answer``, ``explanation``, ``metadata``) is an imported score of its
-scorer's name: ``C`` (correct) is 1 and passes, ``I`` (incorrect) and ``N`` (no answer)
-are 0 and fail, ``P`` (partial) is 0.5 and does not pass, a number or a boolean passes
-at 1; a value of another kind (a dictionary of several) abstains, kept in the score's
-metadata. What a run has no field for (the sample's metadata, target, usage, timings,
-the log's task and model, the messages' reasoning) is kept in ``metadata["inspect"]``;
-the events, the store, the attachments and the data of images are not imported, and
-the metadata says so.
+(``value``, ``answer``, ``explanation``, ``metadata``) is an imported score named
+``inspect:<scorer>``, so an Inspect scorer called like one of Arbiter's (``exact``,
+``completed``) never shares a name with it in a report: ``C`` (correct) is 1 and
+passes, ``I`` (incorrect) and ``N`` (no answer) are 0 and fail, ``P`` (partial) is 0.5
+and does not pass, a number or a boolean passes at 1; a value of another kind (a
+dictionary of several) abstains, kept in the score's metadata. What a run has no field
+for (the sample's metadata, target, usage, timings, the log's task and model, the
+messages' reasoning) is kept in ``metadata["inspect"]``. Each model call's tokens come
+from the ``model`` event that produced it (its ``output.usage``); the rest of the
+events, the store, the attachments and the data of images are not imported, and the
+metadata says so.
 
 Repairs are warnings of the run: a sample epoch given twice, a log that did not finish
 (``status`` other than ``success``), a score value that is neither a number nor a grade.
@@ -48,7 +51,13 @@ from arbiter.trajectories.formats import MATCH, ImportedRun, ImportOptions, Traj
 from arbiter.trajectories.openai_messages import messages_document
 from arbiter.validation import validate_document
 
-__all__ = ["FORMAT", "MAX_ARCHIVE_MEMBER_BYTES", "TRAJECTORY_FORMAT", "load_inspect_log"]
+__all__ = [
+    "FORMAT",
+    "MAX_ARCHIVE_MEMBER_BYTES",
+    "SCORE_PREFIX",
+    "TRAJECTORY_FORMAT",
+    "load_inspect_log",
+]
 
 FORMAT = "inspect"
 """The ``source.format`` of the trajectories this importer makes."""
@@ -65,6 +74,8 @@ _GRADE_NAMES = {"C": "correct", "I": "incorrect", "N": "no answer", "P": "partia
 _TOLERANCE = 1e-6
 _EXPLANATION_CHARS = 10_000
 _ATTACHMENT = "attachment://"
+SCORE_PREFIX = "inspect:"
+"""What the name of an imported Inspect score starts with, before its scorer's name."""
 _NOT_IMPORTED = ("events", "store", "attachments", "output", "events_data", "timelines")
 _KEPT_SAMPLE_KEYS = (
     "target",
@@ -278,6 +289,7 @@ def _run(
     document = messages_document(
         converted, where=f"{source}: {at}", key="messages", model=header["model"], warnings=warnings
     )
+    _add_call_tokens(document["steps"], sample.get("events"), f"{source}: {at}", warnings)
     error = sample.get("error")
     if isinstance(error, dict):
         message = error.get("message")
@@ -324,6 +336,37 @@ def _run(
         source_format=FORMAT,
         warnings=warnings,
     )
+
+
+def _add_call_tokens(steps: list[Any], events: Any, where: str, warnings: list[str]) -> None:
+    """Each model call's tokens, from the ``model`` events' ``output.usage``: one event per
+    generation, in the order of the assistant messages they produced. When the events do
+    not pair one to one with the calls, no call is given another's count."""
+    if not isinstance(events, list):
+        return
+    usages = [
+        event["output"].get("usage")
+        for event in events
+        if isinstance(event, dict)
+        and event.get("event") == "model"
+        and isinstance(event.get("output"), dict)
+    ]
+    calls = [s for s in steps if isinstance(s, dict) and s.get("kind") == "llm_call"]
+    if not usages:
+        return
+    if len(usages) != len(calls):
+        warnings.append(
+            f"{where}.events: {len(usages)} model events for {len(calls)} model calls; "
+            "the calls' token counts are not read"
+        )
+        return
+    for call, usage in zip(calls, usages, strict=True):
+        if not isinstance(usage, dict):
+            continue
+        for key in ("input_tokens", "output_tokens"):
+            count = usage.get(key)
+            if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+                call[key] = count
 
 
 def _message(
@@ -444,7 +487,7 @@ def _score(name: str, score: Any, at: str, warnings: list[str]) -> Score:
     if isinstance(raw, int | float) and not isinstance(raw, bool) and not math.isfinite(float(raw)):
         raise InputError(f"{at}.value: must be finite, got {_shown(raw)}")
     return Score(
-        name=name[:MAX_NAME_CHARS],
+        name=(SCORE_PREFIX + name)[:MAX_NAME_CHARS],
         value=value,
         passed=passed,
         explanation=f"Inspect score {why}" + (f": {told}" if told else ""),
