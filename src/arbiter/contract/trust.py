@@ -130,6 +130,7 @@ TrustEventKind = Literal[
     "signature_failure",
     "calibration_drop",
     "redteam_failure",
+    "firewall_flag",
     "webhook_failure",
     "unfreeze",
 ]
