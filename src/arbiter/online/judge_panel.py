@@ -25,13 +25,13 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from arbiter.contract import Example, FlowRun, ModelCalls, Output, Score, Trajectory
+from arbiter.contract import Example, ModelCalls, Output, Score
 from arbiter.contract.trajectory import MAX_STEPS
 from arbiter.online.layer import LayerContext, NotRun
 from arbiter.online.reading import Item
 from arbiter.online.run_bounds import MAX_DEPTH, UnusableRun, bounded_run
 from arbiter.online.sampling import Trigger, trigger
-from arbiter.online.scorers_layer import carried_run, item_example
+from arbiter.online.scorers_layer import carried_run, item_example, run_output
 
 __all__ = ["JudgePanelLayer", "JudgePanels", "JudgedRun", "PanelOutcome"]
 
@@ -128,16 +128,7 @@ class JudgePanelLayer:
         except UnusableRun as exc:
             raise NotRun(f"unusable run: {exc}", status="error") from None
         example = item_example(item, context.input)
-        output = Output.model_construct(
-            id=item.id,
-            label=None,
-            text=None,
-            raw=None,
-            confidence=None,
-            trajectory=run if isinstance(run, Trajectory) else None,
-            flow=run if isinstance(run, FlowRun) else None,
-            metadata={},
-        )
+        output = run_output(item.id, run)
         outcome = await self.panels.judge(example, output)
         for score in outcome.scores:
             if score.error is not None:

@@ -41,7 +41,15 @@ from arbiter.online.run_bounds import MAX_DEPTH, AgentRun, UnusableRun, bounded_
 from arbiter.params import check_number, invalid
 from arbiter.scoring.base import Scorer
 
-__all__ = ["Applies", "OnScores", "ScorersFinding", "ScorersLayer", "carried_run", "item_example"]
+__all__ = [
+    "Applies",
+    "OnScores",
+    "ScorersFinding",
+    "ScorersLayer",
+    "carried_run",
+    "item_example",
+    "run_output",
+]
 
 Applies = Callable[[str | None], bool]
 """Whether a scorer applies to a run of this agent class (None: unclassed)."""
@@ -154,16 +162,7 @@ class ScorersLayer:
         agent_class = "flow" if isinstance(run, FlowRun) else run.agent.agent_class
         applicable, skipped = self._applicable(agent_class)
         example = item_example(item, context.input, self._assertions)
-        output = Output.model_construct(
-            id=item.id,
-            label=None,
-            text=None,
-            raw=None,
-            confidence=None,
-            trajectory=run if isinstance(run, Trajectory) else None,
-            flow=run if isinstance(run, FlowRun) else None,
-            metadata={},
-        )
+        output = run_output(item.id, run)
         scores = await self._score(applicable, example, output)
         kept: list[Score] = []
         cut_off = 0
@@ -238,6 +237,26 @@ async def _one(name: str, scorer: Scorer, example: Example, output: Output) -> S
         return Score(name=name, error=f"TypeError: returned {type(score).__name__}, not a Score")
     score.name = name
     return score
+
+
+def run_output(item_id: str, run: AgentRun) -> Output:
+    """What an agent run produced, as the scorers and judges read it: the run alone.
+
+    Args:
+        item_id: The id of the item (or stored run) it came from.
+        run: The trajectory or flow run, already bounded.
+    """
+    # Constructed, not validated: the id is the item's, whatever characters it holds.
+    return Output.model_construct(
+        id=item_id,
+        label=None,
+        text=None,
+        raw=None,
+        confidence=None,
+        trajectory=run if isinstance(run, Trajectory) else None,
+        flow=run if isinstance(run, FlowRun) else None,
+        metadata={},
+    )
 
 
 def item_example(

@@ -33,11 +33,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.config import Settings
-from arbiter.contract import Example, FlowRun, ModelCalls, Output, StoredTrajectory, Trajectory
+from arbiter.contract import Example, FlowRun, ModelCalls, StoredTrajectory, Trajectory
 from arbiter.judges.judges import JUDGES
 from arbiter.judging import JudgingContext
 from arbiter.online.config import JudgePanelConfig
 from arbiter.online.sampling import sampled
+from arbiter.online.scorers_layer import run_output
 from arbiter.service.online_agents import trajectory_item
 from arbiter.service.online_judges import OnlineJudges, online_judges
 from arbiter.store import Store
@@ -273,16 +274,7 @@ class IngestJudges:
             cohort=None,
             metadata={},
         )
-        output = Output.model_construct(
-            id=item.id,
-            label=None,
-            text=None,
-            raw=None,
-            confidence=None,
-            trajectory=run if isinstance(run, Trajectory) else None,
-            flow=run if isinstance(run, FlowRun) else None,
-            metadata={},
-        )
+        output = run_output(item.id, run)
         # The judges keep their own budget; this outer bound only guards against a judge
         # that ignores it, so ingest's background work always ends.
         panel = await asyncio.wait_for(
