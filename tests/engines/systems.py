@@ -43,3 +43,16 @@ async def held(inputs: dict[str, Any]) -> str:
     finally:
         writer.close()
     return str(inputs["q"])
+
+
+async def stamped(inputs: dict[str, Any]) -> str:
+    """Each call connects to the test's listener (``inputs['port']``), which notes when it
+    arrived, and answers once the listener has answered."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", int(inputs["port"]))
+    try:
+        writer.write(b"in\n")
+        await writer.drain()
+        await reader.readline()
+    finally:
+        writer.close()
+    return str(inputs["q"])

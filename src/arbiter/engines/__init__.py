@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from arbiter.engines.base import (
         ENGINE_NAMES,
+        CallGate,
         Engine,
         EngineName,
         Work,
@@ -25,10 +26,13 @@ if TYPE_CHECKING:
         derived_seed,
     )
     from arbiter.engines.local import LocalEngine
+    from arbiter.engines.rate import CallLimit
     from arbiter.engines.ray import RayEngine
 
 __all__ = [
     "ENGINE_NAMES",
+    "CallGate",
+    "CallLimit",
     "Engine",
     "EngineName",
     "LocalEngine",
@@ -40,6 +44,8 @@ __all__ = [
 
 _WHERE = {
     "ENGINE_NAMES": "arbiter.engines.base",
+    "CallGate": "arbiter.engines.base",
+    "CallLimit": "arbiter.engines.rate",
     "Engine": "arbiter.engines.base",
     "EngineName": "arbiter.engines.base",
     "Work": "arbiter.engines.base",

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from typing import Literal, Protocol, TypeVar
 
 __all__ = [
     "ENGINE_NAMES",
+    "CallGate",
     "Emit",
     "Engine",
     "EngineName",
@@ -45,6 +47,16 @@ R = TypeVar("R")
 
 Emit = Callable[[R], Awaitable[None]]
 """Awaited with each result as it completes."""
+
+
+class CallGate(Protocol):
+    """What every outbound call of a work passes through on a cluster: ``async with
+    gate(name):`` around one call to the system or provider ``name`` holds that name's
+    shared limits (a rate token, a slot) for the call."""
+
+    def __call__(self, name: str) -> AbstractAsyncContextManager[None]:
+        """Hold the limits of ``name`` for one call."""
+        ...
 
 
 class Work(Protocol[T_contra, R_co]):

@@ -12,9 +12,11 @@ runs) and returns its results, which the driver emits one by one. So:
   none is lost and none is stored twice;
 - cancelling the driver's coroutine (Ctrl-C) cancels the tasks in flight.
 
-Calls that go to one system share one concurrency limit across the cluster: a named Ray
-actor (:class:`ConcurrencyPool`) grants each task its share of the run's concurrency and
-takes it back when the task ends, or when the task's worker stops renewing it.
+Calls that go to one system, and model calls to one provider, share one concurrency
+and one rate limit across the cluster: a named Ray actor per system or provider
+(:class:`~arbiter.engines.ray_limits.SharedLimit`) grants each task its share of the
+run's concurrency, takes it back when the task ends (or when the task's worker stops
+renewing it), and hands every call a token of its rate (:mod:`arbiter.engines.rate`).
 
 Ray is imported when an engine is opened, never when this module is.
 """
@@ -23,24 +25,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import math
 import os
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import TracebackType
 from typing import Any, TypeVar
 
 from arbiter.engines.base import EngineName, Work, bucket_of
+from arbiter.engines.rate import CallLimit
+from arbiter.engines.ray_limits import GRANT_TTL_S, ClusterGate, SharedLimit, limit_actor_name
 from arbiter.errors import ArbiterError, EngineError
 
-__all__ = ["DEFAULT_ADDRESS", "ConcurrencyPool", "RayEngine", "ray_available"]
+__all__ = ["DEFAULT_ADDRESS", "RayEngine", "SharedLimit", "ray_available"]
 
 DEFAULT_ADDRESS = "auto"
 """Connect to the cluster this machine knows (``RAY_ADDRESS``, or one ``ray start``
@@ -48,9 +50,6 @@ started); where there is none, start a local one for the run and stop it after."
 
 NAMESPACE = "arbiter"
 """The Ray namespace of Arbiter's named actors (the shared limits)."""
-
-GRANT_TTL_S = 20.0
-"""A task's share of a limit is given back when its worker stops renewing it this long."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -67,75 +66,6 @@ def ray_available() -> str | None:
     return None
 
 
-class ConcurrencyPool:
-    """One limit on calls in flight to one system, shared by every task of the cluster.
-
-    Made a Ray actor by :class:`RayEngine` (named after the system, in the ``arbiter``
-    namespace, so every run against the system shares it). A task asks for a share
-    (:meth:`acquire`) and gets at least one slot once one is free; it renews its share
-    while it runs and gives it back at its end. A share not renewed for
-    :data:`GRANT_TTL_S` (its worker died) is taken back.
-    """
-
-    def __init__(self, limit: int, *, ttl: float = GRANT_TTL_S) -> None:
-        self.limit = max(1, limit)
-        self.ttl = ttl
-        self.grants: dict[str, tuple[int, float]] = {}
-        self.peak = 0
-        self._changed: asyncio.Condition | None = None
-
-    def _condition(self) -> asyncio.Condition:
-        if self._changed is None:
-            self._changed = asyncio.Condition()
-        return self._changed
-
-    def _held(self) -> int:
-        now = time.monotonic()
-        for holder, (_, renewed) in list(self.grants.items()):
-            if now - renewed > self.ttl:
-                del self.grants[holder]
-        return sum(n for n, _ in self.grants.values())
-
-    async def acquire(self, holder: str, want: int, limit: int) -> int:
-        """Slots for ``holder``: between 1 and ``want``, once at least one is free.
-
-        Args:
-            holder: The task's own id.
-            want: The share it asks for.
-            limit: The run's limit (the latest run's limit stands for all).
-        """
-        self.limit = max(1, limit)
-        changed = self._condition()
-        async with changed:
-            while (free := self.limit - self._held()) < 1:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), timeout=self.ttl / 4)
-            granted = min(max(1, want), free)
-            self.grants[holder] = (granted, time.monotonic())
-            self.peak = max(self.peak, self._held())
-            return granted
-
-    def renew(self, holder: str) -> None:
-        """Show that ``holder``'s worker is alive."""
-        if holder in self.grants:
-            self.grants[holder] = (self.grants[holder][0], time.monotonic())
-
-    async def release(self, holder: str) -> None:
-        """Give ``holder``'s share back."""
-        changed = self._condition()
-        async with changed:
-            self.grants.pop(holder, None)
-            changed.notify_all()
-
-    def state(self) -> dict[str, int]:
-        """``limit``, slots ``held`` now and the ``peak`` held at once."""
-        return {"limit": self.limit, "held": self._held(), "peak": self.peak}
-
-
-def _pool_name(key: str) -> str:
-    return "arbiter-limit-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
-
-
 @cache
 def _remote_batch() -> Any:
     import ray
@@ -144,19 +74,34 @@ def _remote_batch() -> Any:
 
 
 @cache
-def _remote_pool() -> Any:
+def _remote_limit() -> Any:
     import ray
 
-    return ray.remote(ConcurrencyPool)
+    return ray.remote(SharedLimit)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """The shared limits a batch's calls go through (sent with every batch)."""
+
+    system: Any | None
+    """The :class:`SharedLimit` actor of the work's system; None: it calls none."""
+    limit: int
+    """The system's concurrency across the cluster."""
+    actors: dict[str, Any]
+    """Every limit's actor by name: the system's, and each provider's."""
+    per_call: frozenset[str]
+    """The providers whose every call holds one of their slots."""
 
 
 def _run_batch(
-    work: Work[Any, Any], items: list[Any], pool: Any, share: int, cwd: str | None
+    work: Work[Any, Any], items: list[Any], shared: _Shared, share: int, cwd: str | None
 ) -> list[Any]:
     """One batch, in a Ray worker: the work's own run over ``items``, results returned.
 
     The driver's working directory joins the import path first, so a system named by
-    ``module:function`` imports in the worker as it did in the driver.
+    ``module:function`` imports in the worker as it did in the driver. The work's calls
+    go through the cluster's shared limits when it lets them (its ``gated``).
     """
     import ray
 
@@ -165,13 +110,15 @@ def _run_batch(
     holder = uuid.uuid4().hex
     stop = threading.Event()
     granted = share
-    if pool is not None:
-        granted = ray.get(pool.acquire.remote(holder, share, work.concurrency))
+    if shared.system is not None:
+        granted = ray.get(shared.system.acquire.remote(holder, share, shared.limit))
+    if shared.actors:
 
         def renew() -> None:
             while not stop.wait(GRANT_TTL_S / 4):
-                with contextlib.suppress(Exception):
-                    pool.renew.remote(holder)
+                for actor in shared.actors.values():
+                    with contextlib.suppress(Exception):
+                        actor.renew.remote(holder)
 
         threading.Thread(target=renew, daemon=True).start()
     results: list[Any] = []
@@ -179,13 +126,17 @@ def _run_batch(
     async def keep(result: Any) -> None:
         results.append(result)
 
+    runnable = work.limited(granted)
+    gated = getattr(runnable, "gated", None)
+    if shared.actors and callable(gated):
+        runnable = gated(ClusterGate(shared.actors, per_call=shared.per_call, holder=holder))
     try:
-        asyncio.run(work.limited(granted).run(items, keep))
+        asyncio.run(runnable.run(items, keep))
     finally:
         stop.set()
-        if pool is not None:
+        if shared.system is not None:
             with contextlib.suppress(Exception):
-                ray.get(pool.release.remote(holder))
+                ray.get(shared.system.release.remote(holder))
     return results
 
 
@@ -231,6 +182,10 @@ class RayEngine:
         retries: Times Ray runs a batch again whose worker died.
         num_cpus: CPUs of a local cluster started for the run; None: the machine's.
         node_ip: The address a local cluster started for the run binds to.
+        limits: Limits shared by the whole cluster, by name: a system's short
+            description (``http:URL``, ``python:module:function``) or a model
+            provider's name (``openai``). A system's concurrency defaults to the run's
+            ``--concurrency``; a provider without a concurrency has no cluster-wide one.
     """
 
     def __init__(
@@ -242,8 +197,10 @@ class RayEngine:
         retries: int = 3,
         num_cpus: int | None = None,
         node_ip: str = "127.0.0.1",
+        limits: Mapping[str, CallLimit] | None = None,
     ) -> None:
         self.address = address
+        self.limits = dict(limits or {})
         self.batch_size = batch_size
         self.in_flight = in_flight
         self.retries = retries
@@ -354,31 +311,56 @@ class RayEngine:
         assert self._cluster is not None
         return self._cluster.cpus
 
-    def pool_state(self, key: str) -> dict[str, int] | None:
-        """The shared limit of calls to ``key`` (``limit``, ``held``, ``peak``), if any."""
+    def pool_state(self, key: str) -> dict[str, float] | None:
+        """The shared limits of calls to ``key`` (see :meth:`SharedLimit.state`), if any."""
         import ray
 
         self.open()
         try:
-            pool = ray.get_actor(_pool_name(key), namespace=NAMESPACE)
+            actor = ray.get_actor(limit_actor_name(key), namespace=NAMESPACE)
         except ValueError:
             return None
-        state: Any = ray.get(pool.state.remote())
-        return {str(name): int(value) for name, value in state.items()}
+        state: Any = ray.get(actor.state.remote())
+        return {str(name): float(value) for name, value in state.items()}
 
-    def _pool(self, key: str, limit: int) -> Any:
-        return (
-            _remote_pool()
+    def _limit_actor(self, key: str, limit: int | None, rate: CallLimit | None) -> Any:
+        """The named actor of ``key``'s limits, made if missing, set to these limits."""
+        import ray
+
+        actor = (
+            _remote_limit()
             .options(
-                name=_pool_name(key),
+                name=limit_actor_name(key),
                 namespace=NAMESPACE,
                 get_if_exists=True,
                 lifetime="detached",
                 num_cpus=0,
                 max_concurrency=1000,
             )
-            .remote(limit)
+            .remote(limit, rate=rate)
         )
+        ray.get(actor.configure.remote(limit, rate))
+        return actor
+
+    def _shared(self, work: Work[Any, Any]) -> _Shared:
+        """The actors of the limits ``work``'s calls go through."""
+        system_key = getattr(work, "limit_key", None)
+        actors: dict[str, Any] = {}
+        system = None
+        limit = work.concurrency
+        if system_key:
+            given = self.limits.get(system_key)
+            if given is not None and given.concurrency is not None:
+                limit = min(limit, given.concurrency)
+            system = actors[system_key] = self._limit_actor(system_key, limit, given)
+        per_call: set[str] = set()
+        for key, given in self.limits.items():
+            if key == system_key:
+                continue
+            actors[key] = self._limit_actor(key, given.concurrency, given)
+            if given.concurrency is not None:
+                per_call.add(key)
+        return _Shared(system, limit, actors, frozenset(per_call))
 
     async def run(
         self, work: Work[T, R], items: Iterable[T], emit: Callable[[R], Awaitable[None]]
@@ -395,9 +377,8 @@ class RayEngine:
         self.open()
         portable = ray.put(work.portable())
         parallel = self.cpus
-        limit_key = getattr(work, "limit_key", None)
-        pool = self._pool(limit_key, work.concurrency) if limit_key else None
-        share = max(1, math.ceil(work.concurrency / parallel))
+        shared = self._shared(work)
+        share = max(1, math.ceil(shared.limit / parallel))
         # A batch long enough that starting it (building the system in the worker, the
         # trip there and back) is small beside running it at its share of the limit.
         size = self.batch_size or max(256, 16 * share)
@@ -420,7 +401,7 @@ class RayEngine:
                 await settle(first_only=True)
             while len(pending) >= in_flight:
                 await settle(first_only=True)
-            ref = remote.remote(portable, batch, pool, share, cwd)
+            ref = remote.remote(portable, batch, shared, share, cwd)
             pending[asyncio.wrap_future(ref.future())] = ref
 
         try:

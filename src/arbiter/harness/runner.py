@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -36,7 +37,7 @@ from arbiter.contract import (
     RunGate,
     RunStatus,
 )
-from arbiter.engines.base import Engine
+from arbiter.engines.base import CallGate, Engine
 from arbiter.engines.local import LocalEngine
 from arbiter.errors import (
     InputError,
@@ -73,10 +74,16 @@ __all__ = [
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` as completed pairs are stored."""
 
-RunParts = Callable[[], tuple[SystemUnderTest, Sequence[Scorer]]]
-"""Builds a run's system and scorers anew (in another process): a picklable callable,
-e.g. a ``functools.partial`` of a module-level function over the system's description
-and the scorers' specs."""
+
+class RunParts(Protocol):
+    """Builds a run's system and scorers anew (in another process): a picklable callable,
+    e.g. a ``functools.partial`` of a module-level function over the system's description
+    and the scorers' specs."""
+
+    def __call__(self, gate: CallGate | None = None) -> tuple[SystemUnderTest, Sequence[Scorer]]:
+        """The system and scorers; with a ``gate``, the scorers' model calls pass it."""
+        ...
+
 
 HEARTBEAT_S = 15.0
 """How often a running run renews its lease (a lease goes stale after a minute)."""
@@ -110,6 +117,7 @@ async def _call_with_retries(
     policy: RetryPolicy,
     budget: RetryBudget | None,
     rng: random.Random,
+    gate: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
 ) -> tuple[Any, SystemUnderTestError | None, float, int]:
     attempt = 0
     if budget is not None:
@@ -125,13 +133,17 @@ async def _call_with_retries(
         started = time.perf_counter()
         error: SystemUnderTestError
         try:
-            call = answer(example) if answer is not None else system(dict(example.input))
-            if own_timer:
-                # asyncio.timeout, unlike wait_for, does not wrap the call in a new task.
-                async with asyncio.timeout(config.timeout):
+            # Every attempt is a request: on a cluster each holds the system's shared
+            # limits (a rate token), taken before its latency is measured.
+            async with gate() if gate is not None else contextlib.nullcontext():
+                started = time.perf_counter()
+                call = answer(example) if answer is not None else system(dict(example.input))
+                if own_timer:
+                    # asyncio.timeout, unlike wait_for, does not wrap the call in a new task.
+                    async with asyncio.timeout(config.timeout):
+                        prediction = await call
+                else:
                     prediction = await call
-            else:
-                prediction = await call
             return prediction, None, (time.perf_counter() - started) * 1000, attempt
         except TimeoutError:
             error = SystemTimeout(f"no answer within {config.timeout:g}s")
@@ -153,10 +165,11 @@ async def _score_pair(
     config: RunConfig,
     retry: tuple[RetryPolicy, RetryBudget | None],
     rng: random.Random,
+    gate: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
 ) -> PairResult:
     policy, budget = retry
     answered, error, latency_ms, attempts = await _call_with_retries(
-        system, example, config, policy, budget, rng
+        system, example, config, policy, budget, rng, gate
     )
     output: Output | None = None
     if error is None:
@@ -216,10 +229,12 @@ class PairWork:
         parts: RunParts | None = None,
         concurrency: int | None = None,
         limit_key: str | None = None,
+        gate: CallGate | None = None,
     ) -> None:
         self.system, self.scorers, self.config, self.parts = system, scorers, config, parts
         self._concurrency = concurrency or config.concurrency
         self._limit_key = limit_key
+        self._gate = gate
 
     @property
     def concurrency(self) -> int:
@@ -264,6 +279,21 @@ class PairWork:
             parts=self.parts,
             concurrency=max(1, concurrency),
             limit_key=self._limit_key,
+            gate=self._gate,
+        )
+
+    def gated(self, gate: CallGate) -> PairWork:
+        """The same work with every system call, and its scorers' model calls, passing
+        ``gate`` (a cluster's shared limits); only a work built from ``parts`` gates its
+        scorers, which are built with it."""
+        return PairWork(
+            self.system,
+            self.scorers,
+            self.config,
+            parts=self.parts,
+            concurrency=self._concurrency,
+            limit_key=self._limit_key,
+            gate=gate,
         )
 
     async def run(
@@ -274,9 +304,13 @@ class PairWork:
         if system is None or scorers is None:
             if self.parts is None:
                 raise InputError("a pair work needs a system and scorers, or parts to build them")
-            system, scorers = self.parts()
+            system, scorers = self.parts(self._gate) if self._gate else self.parts()
+        gate, key = self._gate, self._limit_key
+        system_gate = functools.partial(gate, key) if gate is not None and key else None
         async with _opened(system, scorers):
-            await _score_all(system, _Scoring(scorers), items, self.config, self._concurrency, emit)
+            await _score_all(
+                system, _Scoring(scorers), items, self.config, self._concurrency, emit, system_gate
+            )
 
 
 @contextlib.asynccontextmanager
@@ -299,6 +333,7 @@ async def _score_all(
     config: RunConfig,
     concurrency: int,
     emit: Callable[[PairResult], Awaitable[None]],
+    gate: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
 ) -> None:
     """Run ``items`` with ``concurrency`` workers; emit each result as it completes."""
     work: asyncio.Queue[tuple[Example, int]] = asyncio.Queue()
@@ -319,7 +354,8 @@ async def _score_all(
                 example, repetition = work.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            await emit(await _score_pair(system, scoring, example, repetition, config, retry, rng))
+            pair = await _score_pair(system, scoring, example, repetition, config, retry, rng, gate)
+            await emit(pair)
             if must_yield:
                 await asyncio.sleep(0)
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import httpx
 
     from arbiter.config import Settings
+    from arbiter.engines.base import CallGate
     from arbiter.judging.model import ModelRef
     from arbiter.providers.base import Provider
     from arbiter.providers.cache import ResponseCache
@@ -103,6 +104,9 @@ class JudgingContext:
     given: dict[str, Provider] = field(default_factory=dict)
     """Providers by name owned by the caller (tests, a jury's injected providers): used
     as they are, never cached, never closed here."""
+    gate: CallGate | None = None
+    """What every call that reaches a provider built here passes (a cluster's shared
+    limits, by provider name); None: nothing. An answer from the cache passes nothing."""
     _built: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
     _owned_cache: ResponseCache | None = field(default=None, init=False, repr=False)
 
@@ -143,6 +147,10 @@ class JudgingContext:
         built = self._built.get(name)
         if built is None:
             built = self.registry().build(name, self.resolved_settings(), transport=self.transport)
+            if self.gate is not None:
+                from arbiter.judging.gated import GatedProvider
+
+                built = GatedProvider(built, self.gate)
             # A provider that answers for free (the mock) says so: caching it only writes.
             if self.use_cache and getattr(built, "cacheable", True):
                 from arbiter.providers.cache import CachedProvider

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arbiter.contract import ScorerSpec
-from arbiter.engines.base import ENGINE_NAMES, Engine, EngineName
+from arbiter.engines.base import ENGINE_NAMES, CallGate, Engine, EngineName
 from arbiter.engines.local import LocalEngine
 from arbiter.errors import InputError
 from arbiter.harness.runner import RunParts
@@ -108,24 +108,30 @@ def agent_run_parts(
     return functools.partial(_build_agent_parts, dict(system), list(scorers), use_cache)
 
 
-def _scorers(specs: Sequence[ScorerSpec], use_cache: bool) -> list[Scorer]:
+def _scorers(
+    specs: Sequence[ScorerSpec], use_cache: bool, gate: CallGate | None = None
+) -> list[Scorer]:
     from arbiter.service.scoring import scorer_registry
 
-    context = ScoringContext(use_cache=use_cache)
+    context = ScoringContext(use_cache=use_cache, gate=gate)
     return list(scorer_registry().build_all(specs, context=context))
 
 
 def _build_run_parts(
-    system: dict[str, Any], headers: dict[str, str], specs: list[ScorerSpec], use_cache: bool
+    system: dict[str, Any],
+    headers: dict[str, str],
+    specs: list[ScorerSpec],
+    use_cache: bool,
+    gate: CallGate | None = None,
 ) -> tuple[SystemUnderTest, list[Scorer]]:
     from arbiter.systems.factory import build_system
 
-    return build_system(system, headers=headers), _scorers(specs, use_cache)
+    return build_system(system, headers=headers), _scorers(specs, use_cache, gate)
 
 
 def _build_agent_parts(
-    system: dict[str, Any], specs: list[ScorerSpec], use_cache: bool
+    system: dict[str, Any], specs: list[ScorerSpec], use_cache: bool, gate: CallGate | None = None
 ) -> tuple[SystemUnderTest, list[Scorer]]:
     from arbiter.trajectories.executors import AgentSystem, build_executor
 
-    return AgentSystem(build_executor(system)), _scorers(specs, use_cache)
+    return AgentSystem(build_executor(system)), _scorers(specs, use_cache, gate)

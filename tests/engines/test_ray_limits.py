@@ -1,0 +1,119 @@
+"""The limits shared by a whole Ray cluster, on the real local two-node cluster: calls to a
+system and model calls to a provider keep one rate (and a provider one concurrency)
+whichever worker makes them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arbiter.store import Store
+from tests.engines.conftest import Cluster, needs_ray
+
+pytestmark = [pytest.mark.ray_cluster, needs_ray]
+
+SYSTEMS = Path(__file__).with_name("systems.py")
+
+
+class _Arrivals:
+    """A local listener that notes when each call of ``systems.stamped`` arrives (this
+    machine's monotonic clock, which the limits actor on it reads too) and answers it."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+        self.port: int = self.listener.getsockname()[1]
+        self.times: list[float] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                link, _ = self.listener.accept()
+            except OSError:
+                return
+            self.times.append(time.monotonic())
+            with link:
+                link.makefile().readline()
+                link.sendall(b"ok\n")
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_calls_to_a_system_and_to_a_provider_keep_one_rate_across_the_cluster(
+    ray_cluster: Cluster, tmp_path: Path
+) -> None:
+    from arbiter.contract import RunConfig
+    from arbiter.datasets import load_dataset
+    from arbiter.engines.rate import CallLimit
+    from arbiter.engines.ray import RayEngine
+    from arbiter.harness.runner import describe_system_short
+    from arbiter.service.engines import run_parts
+    from arbiter.service.runs import start_run, system_description
+    from arbiter.service.scoring import build_scorers, scorer_specs
+    from arbiter.systems.factory import build_system
+
+    arrivals = _Arrivals()
+    rows = [{"id": f"r{i:02d}", "input": {"q": "x", "port": arrivals.port}, "expected": "x"}
+            for i in range(40)]  # fmt: skip
+    data = tmp_path / "stamped.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    description = system_description("python", f"{SYSTEMS}:stamped")
+    system_key = describe_system_short(description)
+    specs = scorer_specs(["label", "rubric:rubric=Is the answer the expected one?"])
+    limits = {
+        system_key: CallLimit(per_second=20, burst=2),
+        "mock": CallLimit(concurrency=2, per_second=40, burst=1),
+    }
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        # Small batches, so that both nodes' workers call at once.
+        with RayEngine(ray_cluster.address, limits=limits, batch_size=4) as engine:
+            report = asyncio.run(
+                start_run(
+                    build_system(description),
+                    load_dataset(data),
+                    config=RunConfig(concurrency=8),
+                    store=store,
+                    scorers=build_scorers(specs),
+                    engine=engine,
+                    parts=run_parts(description, {}, specs, use_cache=False),
+                )
+            )
+            system = engine.pool_state(system_key)
+            model = engine.pool_state("mock")
+            starts = _starts(system_key)
+    finally:
+        store.close()
+        arrivals.close()
+    assert report.accuracy.estimate == 1.0
+    assert system is not None
+    assert model is not None
+    # Every call the system saw took a token, and no call started before its token.
+    assert len(arrivals.times) == system["granted"] == len(starts) == 40
+    for arrived, allowed in zip(sorted(arrivals.times), starts, strict=True):
+        assert arrived >= allowed - 1e-3
+    # On the actor's clock: never more starts in a second than the burst and the rate.
+    assert system["most_in_window"] <= 2 + 20
+    # Every model call of the rubric passed the provider's limits: one per pair.
+    assert model["granted"] == 40
+    assert model["peak"] <= 2
+    assert model["most_in_window"] <= 1 + 40
+
+
+def _starts(key: str) -> list[float]:
+    import ray
+
+    from arbiter.engines.ray import NAMESPACE
+    from arbiter.engines.ray_limits import limit_actor_name
+
+    actor = ray.get_actor(limit_actor_name(key), namespace=NAMESPACE)
+    starts: list[float] = ray.get(actor.starts.remote())
+    return starts
