@@ -20,6 +20,7 @@ from typing import cast
 # loop first, then the jury, then judges' calibration and the grounding gate.
 from arbiter.cli import run as _run  # noqa: F401  (registers commands)
 from arbiter.cli import inspect as _inspect  # noqa: F401  (registers commands)
+from arbiter.cli import log_import as _log_import  # noqa: F401  (registers commands)
 from arbiter.cli import scorers as _scorers  # noqa: F401  (registers commands)
 from arbiter.cli import jury as _jury  # noqa: F401  (registers commands)
 from arbiter.cli import agent as _agent  # noqa: F401  (registers commands)
@@ -37,6 +38,7 @@ from arbiter.cli import audit_pack as _audit_pack  # noqa: F401  (registers comm
 from arbiter.cli import trust as _trust  # noqa: F401  (registers commands)
 from arbiter.cli import inbox as _inbox  # noqa: F401  (registers commands)
 from arbiter.cli import redteam as _redteam  # noqa: F401  (registers commands)
+from arbiter.cli import assurance as _assurance  # noqa: F401  (registers commands)
 
 # isort: on
 import typer
