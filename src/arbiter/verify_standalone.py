@@ -4,10 +4,10 @@ Copy this one file next to the artifact and run::
 
     python verify_standalone.py ARTIFACT PUBLIC_KEY.pem
 
-``ARTIFACT`` is a signed record (``.json``: a registration, an exported signature) or an
-audit pack (``.zip``); ``PUBLIC_KEY.pem`` is the signer's Ed25519 public key (PEM). Exit
-0: verified; 1: verification failed (every problem is printed, one per line); 3: the
-artifact or key cannot be read.
+``ARTIFACT`` is a signed record (``.json``: a registration, an exported signature), a
+run's audit pack or a deployment's assurance pack (``.zip``); ``PUBLIC_KEY.pem`` is the
+signer's Ed25519 public key (PEM). Exit 0: verified; 1: verification failed (every
+problem is printed, one per line); 3: the artifact or key cannot be read.
 
 A signed record is a JSON *envelope*: ``payload`` is the signed text itself (canonical
 JSON: sorted keys, no spaces, ASCII), ``digest`` its sha256, ``signature`` the Ed25519
@@ -325,8 +325,9 @@ def _verify_pack(data: bytes, trusted: Ed25519PublicKey | None) -> Verification:
         return result
     subject = payload.get("subject")
     listed = subject.get("files") if isinstance(subject, dict) else None
-    if payload.get("kind") != "audit_pack" or not isinstance(listed, dict):
-        result.problems.append(f"{PACK_SIGNATURE}: the payload is not an audit pack's manifest")
+    # A run's audit pack and a deployment's assurance pack share the format.
+    if payload.get("kind") not in ("audit_pack", "assurance_pack") or not isinstance(listed, dict):
+        result.problems.append(f"{PACK_SIGNATURE}: the payload is not a pack's manifest")
         return result
     for name in sorted(set(contents) - {PACK_SIGNATURE}):
         if name not in listed:
@@ -337,6 +338,8 @@ def _verify_pack(data: bytes, trusted: Ed25519PublicKey | None) -> Verification:
             )
     for name in sorted(set(listed) - set(contents)):
         result.problems.append(f"member {name}: signed but missing from the archive")
+    if not result.problems and payload.get("kind") == "assurance_pack":
+        result.notes.append(f"{len(listed)} members match the signed manifest")
     if not result.problems and "attestation.json" in contents:
         try:
             _check_results(contents, trusted, result)
