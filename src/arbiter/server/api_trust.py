@@ -27,7 +27,7 @@ from arbiter.errors import InputError
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_settings, app_store
 from arbiter.server.errors import ApiError, error_responses
-from arbiter.server.pagination import decode_cursor, encode_cursor
+from arbiter.server.pagination import keyset_before, keyset_next
 from arbiter.server.responses import ApiJSONResponse
 from arbiter.service.backtest import BacktestReport, parse_thresholds, run_backtest
 from arbiter.service.grounding_gate import (
@@ -243,7 +243,7 @@ def assurance_inbox(
     cursor: Annotated[str | None, Query(max_length=100, description="From a page's next.")] = None,
 ) -> InboxPage:
     """Trust events of the key's agents: breaker trips, parked answers, webhook failures."""
-    before = decode_cursor(cursor) if cursor is not None else None
+    before = keyset_before(cursor)
     items = inbox(
         store,
         viewer=who.viewer,
@@ -253,11 +253,10 @@ def assurance_inbox(
         before=before,
         limit=limit,
     )
-    last = items[-1].id if len(items) == limit else None
     return InboxPage(
         items=items,
         unacked=unacked_count(store, viewer=who.viewer),
-        next=encode_cursor(last) if last is not None else None,
+        next=keyset_next(items, limit),
     )
 
 
@@ -437,7 +436,7 @@ def assurance_rulings(
     cursor: Annotated[str | None, Query(max_length=100, description="From a page's next.")] = None,
 ) -> RulingsPage:
     """The judges' recent rulings on the key's ingested runs: a queue to label."""
-    before = decode_cursor(cursor) if cursor is not None else None
+    before = keyset_before(cursor)
     items = recent_rulings(
         store,
         viewer=who.viewer,
@@ -447,8 +446,7 @@ def assurance_rulings(
         before=before,
         limit=limit,
     )
-    last = items[-1].id if len(items) == limit else None
-    return RulingsPage(items=items, next=encode_cursor(last) if last is not None else None)
+    return RulingsPage(items=items, next=keyset_next(items, limit))
 
 
 @router.get("/assurance/tail", tags=["assurance"], responses=error_responses(400, 401))

@@ -10,15 +10,25 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Generic, TypeVar
+from typing import Annotated, Generic, Protocol, TypeVar
 
 from fastapi import Query
 from pydantic import BaseModel
 
 from arbiter.server.errors import ApiError
 
-__all__ = ["MAX_LIMIT", "Page", "PageParams", "decode_cursor", "encode_cursor", "page_params"]
+__all__ = [
+    "MAX_LIMIT",
+    "Page",
+    "PageParams",
+    "decode_cursor",
+    "encode_cursor",
+    "keyset_before",
+    "keyset_next",
+    "page_params",
+]
 
 T = TypeVar("T")
 
@@ -85,3 +95,24 @@ def page_params(
 ) -> PageParams:
     """The paging of a list request (a FastAPI dependency)."""
     return PageParams(offset=0 if cursor is None else decode_cursor(cursor), limit=limit)
+
+
+class _Keyed(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+def keyset_before(cursor: str | None) -> int | None:
+    """Where a newest-first keyset page starts: below the id its cursor names (None: the
+    first page).
+
+    Raises:
+        ApiError: 400, naming ``query.cursor``, for a cursor this server did not make.
+    """
+    return None if cursor is None else decode_cursor(cursor)
+
+
+def keyset_next(items: Sequence[_Keyed], limit: int) -> str | None:
+    """The cursor of the keyset page after ``items`` (ids descending): its last id when
+    the page is full (more may follow), None when it is short (the last page)."""
+    return encode_cursor(items[-1].id) if items and len(items) == limit else None
