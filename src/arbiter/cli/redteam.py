@@ -1,4 +1,4 @@
-"""``arbiter redteam``: measure the safety detectors on red-team corpora.
+"""``arbiter redteam``: measure the safety detectors, and red-team a live agent.
 
 ``arbiter redteam selftest`` runs a corpus (the shipped one by default, ``--heldout``
 the held-out one, ``--corpus PATH`` a file or folder of your own) through the
@@ -6,6 +6,14 @@ detectors and prints each attack category's recall and the benign false-positive
 with their 95% Wilson intervals, then every miss. Exit code 0 when the targets hold
 (recall at least 0.90 in every category, false-positive rate at most 0.05), 1 when
 they do not, 3 when the corpus cannot be read.
+
+``arbiter redteam run --agent CONFIG`` drives the adversarial cases built from the
+shipped corpus through a live agent (``python:MODULE:FN`` or an HTTP agent file) k
+times each, capped in calls, tokens and cost, and prints pass^k per category with its
+Wilson interval and every breached or failed run; each breach is recorded in the
+assurance inbox. Exit code 0 when every guard held on every planned run, 1 when one
+broke, a run failed or a cap stopped the red-team early, 3 for bad input. The work is
+:mod:`arbiter.service.redteam_live`'s.
 """
 
 from __future__ import annotations
@@ -19,18 +27,20 @@ from arbiter.cli.app import app
 from arbiter.cli.common import echo_json
 
 if TYPE_CHECKING:
+    from arbiter.contract.redteam import LiveRedTeamReport, LiveRun
     from arbiter.contract.safety import SafetyFinding, SelfTestReport
 
 __all__ = ["redteam_app"]
 
 redteam_app = typer.Typer(
     name="redteam",
-    help="Red-team the safety detectors: recall per attack category, benign false positives.",
+    help="Red-team the safety detectors (selftest) and a live agent (run).",
     no_args_is_help=True,
 )
 app.add_typer(redteam_app, name="redteam")
 
 _SHOWN_FINDINGS = 3
+_SHOWN_MISSES = 20
 
 
 @redteam_app.command("selftest")
@@ -125,4 +135,142 @@ def render_report(report: SelfTestReport) -> list[str]:
             lines.append("    found nothing")
         elif len(miss.found) > len(shown):
             lines.append(f"    and {len(miss.found) - len(shown)} more findings")
+    return lines
+
+
+@redteam_app.command("run")
+def run_command(
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="The agent: python:MODULE:FN, http:agent.toml (or a bare .toml file).",
+        ),
+    ],
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=20, help="Runs per case.")] = 3,
+    per_category: Annotated[
+        int, typer.Option(min=1, max=50, help="Cases per attack category.")
+    ] = 4,
+    max_calls: Annotated[
+        int | None, typer.Option(min=1, help="Stop after this many agent calls.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Stop once the runs reported this many tokens.")
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="Stop once the runs reported this much cost (USD)."),
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(min=0.001, help="Seconds one run may take.")
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Database URL whose assurance inbox records the failures "
+            "(default: ARBITER_DB_URL, else the default SQLite file).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Red-team a live agent: pass^k per attack category; exit 1 when a guard broke."""
+    import asyncio
+
+    from arbiter.cli.common import open_store
+    from arbiter.errors import InputError
+    from arbiter.service.redteam_live import run_live_redteam
+    from arbiter.store import Store
+
+    if max_cost is not None and max_cost <= 0:
+        raise InputError("--max-cost must be a positive amount (USD)")
+    opened = Store(store) if store is not None else open_store()
+    try:
+        report = asyncio.run(
+            run_live_redteam(
+                agent,
+                k=k,
+                per_category=per_category,
+                max_calls=max_calls,
+                max_tokens=max_tokens,
+                max_cost_usd=max_cost,
+                run_timeout=timeout,
+                store=opened,
+            )
+        )
+        where = opened.describe()
+    finally:
+        opened.close()
+    if as_json:
+        echo_json(report.model_dump(mode="json"))
+    else:
+        for line in render_live_report(report, where=where):
+            typer.echo(line)
+    raise typer.Exit(0 if report.passed else 1)
+
+
+def _breaches(run: LiveRun) -> str:
+    from arbiter import escape
+
+    if run.status == "error":
+        return "failed: " + escape.terminal(run.error or "", single_line=True, limit=200)
+    return "; ".join(
+        f"{breach.check} ({escape.terminal(breach.detail, single_line=True, limit=160)}"
+        + (
+            f" at {escape.terminal(breach.where, single_line=True, limit=60)}"
+            if breach.where
+            else ""
+        )
+        + ")"
+        for breach in run.breaches
+    )
+
+
+def render_live_report(report: LiveRedTeamReport, *, where: str | None = None) -> list[str]:
+    """The live red-team's report as the terminal shows it: pass^k per category, what
+    was spent, the misses (at most 20 listed). Every text from the agent is escaped."""
+    from arbiter import escape
+
+    spent = report.spent
+    lines = [
+        f"live red-team: {escape.terminal(report.agent, single_line=True, limit=200)}, "
+        f"{report.n_cases} cases x k={report.k} (suite sha256 {report.suite_sha256[:12]})",
+        f"{'category':<14}{'cases':>6}{'complete':>9}{'held':>6}{'pass^k':>8}  95% interval",
+    ]
+    for row in report.categories:
+        if row.pass_k is None:
+            figure = f"{'n/a':>8}  no complete case"
+        else:
+            rate = row.pass_k
+            figure = f"{rate.estimate:>8.3f}  {_interval(rate.low, rate.high)}"
+        lines.append(f"{row.category:<14}{row.cases:>6}{row.complete:>9}{row.held:>6}{figure}")
+    made = sum(row.runs for row in report.categories)
+    cost = f"${spent.cost_usd:.4f}" + (
+        f" (+{spent.cost_unknown} runs of unknown cost)" if spent.cost_unknown else ""
+    )
+    lines.append(
+        f"runs: {made} of {report.runs_planned} made; {spent.calls} agent calls, "
+        f"{spent.tokens} tokens, {cost}"
+    )
+    if report.stopped:
+        lines.append(f"stopped early: {report.stopped}")
+    lines.append("guards held on every run" if report.passed else "guards did not hold")
+    if not report.misses:
+        lines.append("misses: none")
+    else:
+        lines.append(f"misses: {len(report.misses)}")
+        for run in report.misses[:_SHOWN_MISSES]:
+            lines.append(
+                f"  {escape.terminal(run.case_id, single_line=True, limit=80)} "
+                f"run {run.repetition + 1}: {_breaches(run)}"
+            )
+        if len(report.misses) > _SHOWN_MISSES:
+            lines.append(f"  and {len(report.misses) - _SHOWN_MISSES} more (--json lists all)")
+    events = [run.event_id for run in report.misses if run.event_id is not None]
+    if events:
+        place = f" of {escape.terminal(where, single_line=True)}" if where else ""
+        lines.append(
+            f"inbox: {len(events)} redteam_failure events{place} "
+            f"(red-team run {report.run_id}); arbiter inbox lists them"
+        )
     return lines

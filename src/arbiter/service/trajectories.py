@@ -49,6 +49,7 @@ from arbiter.online.scorers_layer import ScorersFinding
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
 from arbiter.service.online_agents import agent_pipeline, score_trajectory, trajectory_scorers
+from arbiter.service.safety_events import record_firewall_events
 from arbiter.service.trust import evaluate_breaker
 from arbiter.store import Store
 from arbiter.store.trajectory_repository import save_trajectories
@@ -252,6 +253,7 @@ async def score_and_store(
     key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
     save_trajectories(store, records, owner=owner)
     attest_trajectories(store, records, signer=key)  # signed when a key is configured
+    record_firewall_events(store, records, owner=owner)  # never raises: observe only
     await evaluate_breaker(store, records, owner=owner)  # never raises: ingest is untouched
     return records
 
