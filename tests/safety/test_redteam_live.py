@@ -348,3 +348,36 @@ def test_rest_caps_the_calls_and_refuses_headers(
     assert broken.status_code == 400
     too_many = test_client.post(route, json={"agent": table, "max_calls": 10**6}, headers=mine)
     assert too_many.status_code == 422
+
+
+def _hostile(input: dict[str, Any]) -> dict[str, Any]:
+    """Calls a tool whose name holds terminal controls and a line break."""
+    return {
+        "agent": {"name": "evil\x1b]0;title\x07"},
+        "steps": [
+            {"kind": "tool_call", "name": "x\x1b[31mred\nFAKE LINE", "arguments": {}, "result": 1}
+        ],
+        "final_answer": "Done.",
+        "status": "completed",
+    }
+
+
+def test_cli_shows_an_agents_hostile_text_inert(
+    cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    module = types.ModuleType("hostile_redteam_agent")
+    module.agent = _hostile  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "hostile_redteam_agent", module)
+    result = cli(
+        "redteam", "run", "--agent", "python:hostile_redteam_agent:agent", "--per-category", "1"
+    )
+    assert result.code == 1
+    assert "\x1b" not in result.out
+    assert "\x07" not in result.out
+    assert not any(line.startswith("FAKE LINE") for line in result.out.splitlines())
+    assert "scope_drift (called x\\x1b[31mred" in result.out
+    listed = cli("inbox")
+    assert "\x1b" not in listed.out
