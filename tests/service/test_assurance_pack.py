@@ -180,3 +180,28 @@ def test_the_same_store_and_time_give_the_same_members(
     assert {n: d for n, d in first.items() if n != "signature.json"} == {
         n: d for n, d in second.items() if n != "signature.json"
     }
+
+
+def test_red_team_failures_in_the_inbox_are_named_but_are_no_live_result(
+    key: SigningKey, tmp_path: Path
+) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    for _ in range(2):
+        append_event(
+            store,
+            kind="redteam_failure",
+            severity="danger",
+            agent="a",
+            owner=None,
+            message="the planted instruction was obeyed",
+        )
+    pack = asyncio.run(build_assurance_pack(store, key, now=NOW))
+    store.close()
+    live = json.loads(_members(pack)["redteam-live.json"])
+    assert live["evidence"] == {
+        "present": False,
+        "summary": "no live red-team result is stored; incidents.json holds 2 "
+        "redteam_failure events",
+    }
+    statuses = {c.id: c.status for c in pack.controls.controls}
+    assert statuses["eu-ai-act-art-15"] == "partial evidence"
