@@ -117,7 +117,7 @@ def test_a_later_minor_version_reads_with_a_warning() -> None:
     document = _document(SINGLE)
     document["schema_version"] = "ATIF-v1.9"
     _, warnings = _parse(document)
-    assert any("newer than ATIF-v1.7" in w for w in warnings)
+    assert any("newer than ATIF-v1.8" in w for w in warnings)
 
 
 def test_file_of_one_trajectory_a_line_names_each_line() -> None:

@@ -1,6 +1,6 @@
 """Import ATIF trajectories: the Agent Trajectory Interchange Format of the Harbor project.
 
-An ATIF file is one JSON object (``schema_version`` ``ATIF-v1.0`` to ``ATIF-v1.7``):
+An ATIF file is one JSON object (``schema_version`` ``ATIF-v1.0`` to ``ATIF-v1.8``):
 ``session_id`` (and, from 1.7, ``trajectory_id``), the ``agent`` (``name``, ``version``,
 ``model_name``, ``tool_definitions``), ``steps`` and ``final_metrics``, and, from 1.7,
 the sub-agents' own trajectories under ``subagent_trajectories``. A file of such objects,
@@ -12,13 +12,16 @@ whose ``results`` answer them (``source_call_id``, ``content``,
 
 An agent step becomes an ``llm_call`` step (the system and user messages before it are
 its input) followed by a ``tool_call`` step per call, holding the result its
-observation gives. A result that delegates to a sub-agent embedded in the file becomes
-a ``handoff`` step holding that sub-agent's trajectory; a sub-agent the file only names
-(its ``trajectory_path``) is not read (a path in an untrusted file is never opened) and
-its reference is kept. What has no field in a trajectory (reasoning, the agent's
-version details and tool definitions, cached tokens, log probabilities, notes,
-``final_metrics``, every ``extra``, and fields ATIF does not define) is kept in the
-trajectory's ``metadata["atif"]``, never dropped.
+observation gives; an agent step of ``llm_call_count`` 0 (a dispatch made in code, 1.7)
+gives only its tool calls. A message's parts other than text (images from 1.6, audio
+from 1.8) are kept, their data unread. A result that delegates to a sub-agent embedded
+in the file becomes a ``handoff`` step holding that sub-agent's trajectory; a sub-agent
+the file only names (its ``trajectory_path``) is not read (a path in an untrusted file
+is never opened) and its reference is kept. What has no field in a trajectory
+(reasoning, the agent's version details and tool definitions, cached tokens, log
+probabilities, notes, a step's ``is_copied_context``, ``final_metrics``, every
+``extra``, and fields ATIF does not define) is kept in the trajectory's
+``metadata["atif"]``, never dropped.
 
 Repairs are warnings of the run: step ids out of sequence, a tool call id used twice,
 a result answering no call, a timestamp that does not parse, fields ATIF does not
@@ -59,7 +62,7 @@ __all__ = ["FORMAT", "KNOWN_VERSIONS", "TRAJECTORY_FORMAT", "load_atif", "parse_
 FORMAT = "atif"
 """The ``source.format`` of the trajectories this importer makes."""
 
-KNOWN_VERSIONS = tuple(f"ATIF-v1.{minor}" for minor in range(8))
+KNOWN_VERSIONS = tuple(f"ATIF-v1.{minor}" for minor in range(9))
 """The published schema versions; a later 1.x reads as the latest, with a warning."""
 
 _VERSION = re.compile(r"ATIF-v1\.(\d{1,4})")
@@ -220,7 +223,10 @@ class _Reader:
             self.fail(at, f"must be a string such as 'ATIF-v1.7', got {json_type(value)}")
         match = _VERSION.fullmatch(value)
         if match is None:
-            self.fail(at, f"{value[:80]!r} is no ATIF version (expected ATIF-v1.0 to ATIF-v1.7)")
+            self.fail(
+                at,
+                f"{value[:80]!r} is no ATIF version (expected ATIF-v1.0 to {KNOWN_VERSIONS[-1]})",
+            )
         if int(match.group(1)) >= len(KNOWN_VERSIONS):
             self.warn(at, f"{value!r} is newer than {KNOWN_VERSIONS[-1]}; read as it")
 
@@ -385,7 +391,7 @@ def _resemblance(record: Any) -> float:
 TRAJECTORY_FORMAT = TrajectoryFormat(
     name=FORMAT,
     summary="ATIF trajectories of Harbor / Terminal-Bench agents (`schema_version` "
-    "`ATIF-v1.0` to `ATIF-v1.7`, `steps`, `subagent_trajectories`), one a file or one a line",
+    "`ATIF-v1.0` to `ATIF-v1.8`, `steps`, `subagent_trajectories`), one a file or one a line",
     read_file=_read_file,
     read_record=_read_record,
     resemblance=_resemblance,

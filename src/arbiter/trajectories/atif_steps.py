@@ -33,6 +33,7 @@ _STEP_KEYS = frozenset(
         "metrics",
         "extra",
         "llm_call_count",
+        "is_copied_context",
     }
 )
 _CALL_KEYS = frozenset({"tool_call_id", "function_name", "arguments", "extra"})
@@ -119,7 +120,13 @@ class StepReader:
         moment = reader.timestamp(step.get("timestamp"), f"{at}.timestamp")
         self.times.append(moment)
         kept: dict[str, JsonValue] = {}
-        for key in ("reasoning_content", "reasoning_effort", "extra", "llm_call_count"):
+        for key in (
+            "reasoning_content",
+            "reasoning_effort",
+            "extra",
+            "llm_call_count",
+            "is_copied_context",
+        ):
             if step.get(key) is not None:
                 kept[key] = step[key]
         if isinstance(step.get("reasoning_content"), str):
@@ -199,8 +206,14 @@ class StepReader:
             if extra_metrics:
                 kept["metrics"] = extra_metrics
             reader.keep_unknown(metrics, _METRIC_KEYS, {}, "steps[].metrics")
-        self.steps.append(call)
-        self._pending = []
+        if step.get("llm_call_count") == 0:
+            # A dispatch made in code, not by a model (ATIF 1.7): its tool calls are
+            # steps, its message is kept, and no model call is counted for it.
+            if message:
+                kept["dispatch_message"] = message
+        else:
+            self.steps.append(call)
+            self._pending = []
         calls = step.get("tool_calls") or []
         if not isinstance(calls, list):
             reader.fail(f"{at}.tool_calls", f"must be a list, got {json_type(calls)}")
