@@ -8,8 +8,9 @@ terminal width of 120 columns.
 
 What a page shows must appear in what the example printed, line by line and in order
 (lines may be left out, and ``...`` marks where). Not compared: run ids (the page's ids
-stand for the ids the run printed, in commands too), timings (the ``latency`` and
-``throughput`` lines, the progress bar). A shown ``(exit N)`` line says the command
+stand for the ids the run printed, in commands too), signing key ids (16 hex digits after
+``key``, ``key id`` or ``(``: each session makes its own key), timings (the ``latency``
+and ``throughput`` lines, the progress bar). A shown ``(exit N)`` line says the command
 exits with N; without one it must exit 0.
 
 When the output of a command changes on purpose, ``python -m tests.docs.refresh_pages
@@ -39,6 +40,7 @@ from unittest import mock
 REPO = Path(__file__).resolve().parents[2]
 WIDTH = 120
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
+KEY_ID = re.compile(r"(\bkey(?: id)? |\()[0-9a-f]{16}\b")
 _EXIT = re.compile(r"^\(exit (\d+)\)$")
 _VOLATILE = re.compile(r"^(latency|throughput) |━.*(/s|eta \d)")
 _COMMAND = re.compile(
@@ -178,7 +180,7 @@ class Outcome:
 
 
 def _normal(line: str) -> str:
-    return RUN_ID.sub("RUN", line).rstrip()
+    return KEY_ID.sub(r"\1KEY", RUN_ID.sub("RUN", line)).rstrip()
 
 
 @dataclass
