@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,90 @@ def _starts(key: str) -> list[float]:
     actor = ray.get_actor(limit_actor_name(key), namespace=NAMESPACE)
     starts: list[float] = ray.get(actor.starts.remote())
     return starts
+
+
+class _Judge:
+    """A llama.cpp-style chat endpoint that counts its requests and passes every answer,
+    quoting the output's first word."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    async def chat(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        self.requests += 1
+        body = await request.json()
+        output = body["messages"][1]["content"].rsplit("<output>\n", 1)[1]
+        answer = {
+            "reasoning": "It states the fact.",
+            "evidence": [{"quote": output.split()[0], "shows": "the answer"}],
+            "verdict": "pass",
+            "score": 0.9,
+        }
+        return JSONResponse(
+            {
+                "model": body["model"],
+                "choices": [{"message": {"content": json.dumps(answer)}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20},
+            }
+        )
+
+
+def test_a_judged_call_made_on_one_worker_is_answered_from_the_store_on_another(
+    ray_cluster: Cluster, tmp_path: Path
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from arbiter.contract import RunConfig
+    from arbiter.datasets import load_dataset
+    from arbiter.engines.ray import RayEngine
+    from arbiter.providers.cache_sql import SqlResponseCache
+    from arbiter.service.engines import run_parts
+    from arbiter.service.runs import start_run, system_description
+    from arbiter.service.scoring import build_scorers, scorer_specs
+    from arbiter.systems.factory import build_system
+    from tests.integration.serving import serve_asgi
+
+    judge = _Judge()
+    app = Starlette(routes=[Route("/v1/chat/completions", judge.chat, methods=["POST"])])
+    data = tmp_path / "one.jsonl"
+    row = {"id": "paris", "input": {"q": "The capital of France is Paris."},
+           "expected": "The capital of France is Paris."}  # fmt: skip
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    description = system_description("python", f"{SYSTEMS}:answer")
+    specs = scorer_specs(["rubric:rubric=The answer is right.,provider=llama_cpp,model=judge-1"])
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store = Store(url)
+
+    def run_on_a_worker_of_its_own(cache_dir: str, cache_url: str | None) -> Any:
+        # Each engine's batches run with their own environment, so in worker processes
+        # of their own, each with a model-call cache folder no other worker has.
+        env = {"ARBITER_LLAMA_CPP_URL": f"{base}/v1", "ARBITER_CACHE_DIR": cache_dir}
+        with RayEngine(ray_cluster.address, env=env) as engine:
+            return asyncio.run(
+                start_run(
+                    build_system(description),
+                    load_dataset(data),
+                    config=RunConfig(),  # k = 1: the cache is on
+                    store=store,
+                    scorers=build_scorers(specs),
+                    engine=engine,
+                    parts=run_parts(description, {}, specs, use_cache=True, cache_url=cache_url),
+                )
+            )
+
+    try:
+        with serve_asgi(app) as base:
+            first = run_on_a_worker_of_its_own(str(tmp_path / "cache-a"), url)
+            second = run_on_a_worker_of_its_own(str(tmp_path / "cache-b"), url)
+            assert judge.requests == 1  # the second worker's call came from the store
+            unshared = run_on_a_worker_of_its_own(str(tmp_path / "cache-c"), None)
+            assert judge.requests == 2  # a worker's own cache folder was empty
+    finally:
+        store.close()
+    cached = [report.sections["rubric"].model.cached for report in (first, second, unshared)]
+    assert cached == [0, 1, 0]
+    assert first.accuracy.estimate == second.accuracy.estimate == 1.0
+    assert SqlResponseCache(url).entries() == 1

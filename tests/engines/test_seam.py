@@ -132,3 +132,24 @@ def test_help_and_a_local_run_never_import_ray(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tmp_path
     )
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    ("url", "shared"),
+    [
+        ("sqlite:///store.db", "sqlite:///{cwd}/store.db"),
+        ("sqlite:////abs/store.db", "sqlite:////abs/store.db"),
+        ("sqlite://", None),
+        ("sqlite:///:memory:", None),
+        ("postgresql+psycopg://u:pw@db:5432/arbiter", "postgresql+psycopg://u:pw@db:5432/arbiter"),
+    ],
+)
+def test_workers_get_the_store_url_of_the_model_cache_as_they_can_reach_it(
+    url: str, shared: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arbiter.service.engines import run_parts
+
+    monkeypatch.chdir(tmp_path)
+    parts = run_parts({"kind": "python", "target": "m:f"}, {}, [], use_cache=True, cache_url=url)
+    expected = shared.format(cwd=tmp_path.resolve()) if shared else None
+    assert parts.keywords["cache_url"] == expected  # type: ignore[attr-defined]

@@ -255,9 +255,16 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
         return
     from arbiter.service.engines import opened_engine, run_parts
 
-    parts = run_parts(plan.system, plan.headers, plan.scorers, use_cache=plan.config.uses_cache)
     telemetry = Telemetry.from_env()
     store = open_store()
+    # On a cluster, the workers' model-call cache is the store's: every worker shares it.
+    parts = run_parts(
+        plan.system,
+        plan.headers,
+        plan.scorers,
+        use_cache=plan.config.uses_cache,
+        cache_url=store.url,
+    )
     try:
         with (
             opened_engine(plan.engine) as engine,

@@ -186,6 +186,9 @@ class RayEngine:
             description (``http:URL``, ``python:module:function``) or a model
             provider's name (``openai``). A system's concurrency defaults to the run's
             ``--concurrency``; a provider without a concurrency has no cluster-wide one.
+        env: Environment variables the workers run this engine's batches with (a
+            provider's URL, ``ARBITER_*`` settings): by default a worker has its node's
+            environment, not the driver's. Values travel to the cluster in the clear.
     """
 
     def __init__(
@@ -198,9 +201,11 @@ class RayEngine:
         num_cpus: int | None = None,
         node_ip: str = "127.0.0.1",
         limits: Mapping[str, CallLimit] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.address = address
         self.limits = dict(limits or {})
+        self.env = dict(env or {})
         self.batch_size = batch_size
         self.in_flight = in_flight
         self.retries = retries
@@ -385,7 +390,10 @@ class RayEngine:
         buckets: list[list[T]] = [[] for _ in range(2 * parallel)]
         in_flight = self.in_flight or 2 * parallel
         pending: dict[asyncio.Future[Any], Any] = {}
-        remote = _remote_batch().options(max_retries=self.retries, num_cpus=1)
+        options: dict[str, Any] = {"max_retries": self.retries, "num_cpus": 1}
+        if self.env:
+            options["runtime_env"] = {"env_vars": self.env}
+        remote = _remote_batch().options(**options)
         cwd = os.getcwd()
 
         async def settle(first_only: bool) -> None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from arbiter.engines.base import CallGate
     from arbiter.judging.model import ModelRef
     from arbiter.providers.base import Provider
-    from arbiter.providers.cache import ResponseCache
+    from arbiter.providers.cache import AnswerCache, ResponseCache
     from arbiter.providers.registry import ProviderRegistry
 
 __all__ = ["CallBudget", "CallMeter", "JudgingContext"]
@@ -93,8 +93,11 @@ class JudgingContext:
     use_cache: bool = True
     """Whether model requests may be answered from the on-disk cache."""
     cache: ResponseCache | None = None
-    """The model-call cache; None: the file ``settings.model_cache_path()`` names,
-    opened on the first lookup."""
+    """The model-call cache; None: the table of ``cache_url`` when given, else the
+    file ``settings.model_cache_path()`` names, opened on the first lookup."""
+    cache_url: str | None = None
+    """A database (the run store's URL) whose ``model_responses`` table is the cache
+    when no ``cache`` is given: what the workers of a cluster share."""
     transport: httpx.AsyncBaseTransport | None = None
     """An httpx transport for every provider built here (tests); None: the network."""
     budget: CallBudget = field(default_factory=CallBudget)
@@ -108,7 +111,7 @@ class JudgingContext:
     """What every call that reaches a provider built here passes (a cluster's shared
     limits, by provider name); None: nothing. An answer from the cache passes nothing."""
     _built: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
-    _owned_cache: ResponseCache | None = field(default=None, init=False, repr=False)
+    _owned_cache: AnswerCache | None = field(default=None, init=False, repr=False)
 
     def resolved_settings(self) -> Settings:
         """The settings in use (read from the environment on first need)."""
@@ -126,14 +129,19 @@ class JudgingContext:
             self.providers = ProviderRegistry.default()
         return self.providers
 
-    def response_cache(self) -> ResponseCache:
+    def response_cache(self) -> AnswerCache:
         """The model-call cache in use (nothing is opened until it is first asked)."""
         if self.cache is not None:
             return self.cache
         if self._owned_cache is None:
-            from arbiter.providers.cache import ResponseCache
+            if self.cache_url is not None:
+                from arbiter.providers.cache_sql import SqlResponseCache
 
-            self._owned_cache = ResponseCache(self.resolved_settings().model_cache_path())
+                self._owned_cache = SqlResponseCache(self.cache_url)
+            else:
+                from arbiter.providers.cache import ResponseCache
+
+                self._owned_cache = ResponseCache(self.resolved_settings().model_cache_path())
         return self._owned_cache
 
     def provider(self, name: str) -> Provider:

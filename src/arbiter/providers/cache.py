@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
@@ -56,6 +56,7 @@ from arbiter.providers.parse import json_document
 __all__ = [
     "CACHE_FORMAT",
     "DEFAULT_MAX_ENTRY_BYTES",
+    "AnswerCache",
     "CachedProvider",
     "ResponseCache",
     "follows_schema",
@@ -202,6 +203,24 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+
+
+class AnswerCache(Protocol):
+    """Where a :class:`CachedProvider` looks answers up and stores them: a
+    :class:`ResponseCache` file, or a database table
+    (:class:`~arbiter.providers.cache_sql.SqlResponseCache`)."""
+
+    def get(self, key: str) -> CompletionResponse | None:
+        """The answer stored under ``key``; None on a miss."""
+        ...
+
+    def put(self, key: str, response: CompletionResponse) -> bool:
+        """Store ``response`` under ``key``; False when it was not kept."""
+        ...
+
+    def close(self) -> None:
+        """Release what the cache holds open."""
+        ...
 
 
 class ResponseCache:
@@ -417,7 +436,7 @@ class CachedProvider:
     def __init__(
         self,
         provider: Provider,
-        cache: ResponseCache,
+        cache: AnswerCache,
         *,
         keep: Callable[[CompletionRequest, CompletionResponse], bool] | None = None,
     ) -> None:

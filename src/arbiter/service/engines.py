@@ -24,6 +24,7 @@ import contextlib
 import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arbiter.contract import ScorerSpec
@@ -93,12 +94,48 @@ def run_parts(
     scorers: Sequence[ScorerSpec],
     *,
     use_cache: bool,
+    cache_url: str | None = None,
 ) -> RunParts:
     """How a worker builds a run's system and scorers: from the system's description,
-    the header values and the scorers' specs (a picklable callable)."""
+    the header values and the scorers' specs (a picklable callable).
+
+    Args:
+        system: The system's description.
+        headers: The header values (sent to the workers, never stored).
+        scorers: The scorers' specs.
+        use_cache: Whether model calls may be answered from the model-call cache.
+        cache_url: The run store's URL: the workers' model-call cache is its
+            ``model_responses`` table, which every worker shares; None: each worker's
+            own cache file.
+    """
     return functools.partial(
-        _build_run_parts, dict(system), dict(headers or {}), list(scorers), use_cache
+        _build_run_parts,
+        dict(system),
+        dict(headers or {}),
+        list(scorers),
+        use_cache,
+        cache_url=_reachable(cache_url),
     )
+
+
+def _reachable(url: str | None) -> str | None:
+    """``url`` as a worker elsewhere reaches it: a relative SQLite path made absolute
+    (a worker's working folder is not the driver's); an in-memory database, which no
+    other process sees, is no shared cache (None)."""
+    if url is None:
+        return None
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # the store opened it already: an unreadable URL is no cache
+        return None
+    if parsed.get_backend_name() != "sqlite":
+        return url
+    database = parsed.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return parsed.set(database=str(Path(database).resolve())).render_as_string(hide_password=False)
 
 
 def agent_run_parts(
@@ -109,11 +146,14 @@ def agent_run_parts(
 
 
 def _scorers(
-    specs: Sequence[ScorerSpec], use_cache: bool, gate: CallGate | None = None
+    specs: Sequence[ScorerSpec],
+    use_cache: bool,
+    gate: CallGate | None = None,
+    cache_url: str | None = None,
 ) -> list[Scorer]:
     from arbiter.service.scoring import scorer_registry
 
-    context = ScoringContext(use_cache=use_cache, gate=gate)
+    context = ScoringContext(use_cache=use_cache, gate=gate, cache_url=cache_url)
     return list(scorer_registry().build_all(specs, context=context))
 
 
@@ -123,10 +163,12 @@ def _build_run_parts(
     specs: list[ScorerSpec],
     use_cache: bool,
     gate: CallGate | None = None,
+    *,
+    cache_url: str | None = None,
 ) -> tuple[SystemUnderTest, list[Scorer]]:
     from arbiter.systems.factory import build_system
 
-    return build_system(system, headers=headers), _scorers(specs, use_cache, gate)
+    return build_system(system, headers=headers), _scorers(specs, use_cache, gate, cache_url)
 
 
 def _build_agent_parts(

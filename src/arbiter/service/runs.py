@@ -349,7 +349,9 @@ async def resume_run(
         from arbiter.service.engines import run_parts
 
         specs = [s.spec for s in scorers]
-        parts = run_parts(description, headers, specs, use_cache=config.uses_cache)
+        parts = run_parts(
+            description, headers, specs, use_cache=config.uses_cache, cache_url=store.url
+        )
     report = await resume_eval_async(
         store,
         info.id,
