@@ -5,6 +5,7 @@ run itself is stored as it would be without the firewall."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,3 +102,43 @@ def test_rest_ingest_puts_the_flag_in_the_submitters_inbox(tmp_path: Path) -> No
         items = client.get("/v1/assurance/inbox", headers=mine).json()["items"]
     assert [(e["kind"], e["record_id"]) for e in items] == [("firewall_flag", stored["id"])]
     store.close()
+
+
+def test_an_otlp_trace_with_a_poisoned_tool_result_is_flagged_once(tmp_path: Path) -> None:
+    from tests.helpers import otlp_json as otlp
+
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    store = Store(f"sqlite:///{tmp_path / 'api.db'}")
+    app = create_app(Settings(_env_file=None, home=tmp_path), store=store)  # type: ignore[call-arg]
+    tool = otlp.span(
+        trace,
+        4,
+        "execute_tool get_weather",
+        1,
+        start=41,
+        end=59,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="get_weather",
+        gen_ai__tool__call__result=POISON,
+    )
+    document = otlp.traces(*otlp.agent_spans(trace), tool)
+    with TestClient(app) as client:
+        for _ in range(2):  # an exporter retries a batch: the run is replaced, not flagged twice
+            answer = client.post("/v1/traces", json=document)
+            assert answer.status_code == 200, answer.text
+        [run] = client.get("/v1/agents/support/runs").json()["items"]
+        items = client.get("/v1/assurance/inbox").json()["items"]
+    assert [(e["kind"], e["record_id"]) for e in items] == [("firewall_flag", run["id"])]
+    store.close()
+
+
+def test_agent_score_store_flags_the_poisoned_conversation(cli: Any) -> None:
+    examples = Path(__file__).parents[2] / "docs" / "examples" / "safety" / "conversations.jsonl"
+    assert cli("agent", "score", str(examples), "--store").code in (0, 1)
+    events = json.loads(cli("inbox", "--json").out)
+    assert [e["kind"] for e in events] == ["firewall_flag"]
+    assert "1 tool result of run" in events[0]["message"]
+    assert (
+        "carries an injection (observe only): steps[1].result of fetch_page"
+        in (events[0]["message"])
+    )

@@ -344,12 +344,14 @@ class _BatchWriter:
 
     def flush(self) -> None:
         from arbiter.service.attestation import attest_trajectories
+        from arbiter.service.safety_events import record_firewall_events
         from arbiter.store.trajectory_repository import save_trajectories
 
         if not self.batch:
             return
         save_trajectories(self.store, self.batch, owner=self.owner)
         attest_trajectories(self.store, self.batch, signer=self.key)
+        record_firewall_events(self.store, self.batch, owner=self.owner)  # observe only
         self.stored += len(self.batch)
         self.batch = []
 

@@ -119,7 +119,7 @@ def record_firewall_events(
                 owner=owner,
                 message=(
                     f"{len(flags)} tool result{'' if len(flags) == 1 else 's'} of run {record.id} "
-                    "carry an injection "
+                    f"{'carries' if len(flags) == 1 else 'carry'} an injection "
                     f"(observe only): {first.where} of {(first.tool or 'a tool')[:_SHOWN]}; "
                     f"{categories[:_SHOWN]}"
                 ),

@@ -31,6 +31,7 @@ from typing import Literal
 from arbiter.contract import StoredTrajectory
 from arbiter.errors import InputError
 from arbiter.service.attestation import CONFIGURED, attest_trajectories, resolve_signer
+from arbiter.service.safety_events import record_firewall_events
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
 from arbiter.service.trust import evaluate_breaker
 from arbiter.store import Store
@@ -298,6 +299,7 @@ class TraceIngest:
         signer = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
         save_trajectories(self.store, records, owner=owner, superseded=superseded)
         attest_trajectories(self.store, records, signer=signer)  # when a key is configured
+        record_firewall_events(self.store, records, owner=owner)  # never raises: observe only
         for trace, ids in current:
             trace.stored = ids
         report.stored.extend(records)
