@@ -143,6 +143,7 @@ def test_the_quick_start_names_every_reason_a_test_is_skipped_for() -> None:
     needs = {
         "ARBITER_TEST_POSTGRES_URL": "ARBITER_TEST_POSTGRES_URL",
         "/usr/bin/chromium": "/usr/bin/chromium",
+        "inspect_ai is not installed": "`inspect_ai`",
         "no openssl": "`openssl`",
         "root writes": "other than root",
     }
