@@ -61,10 +61,21 @@ def test_an_agent_named_in_the_body_narrows_the_pack(
     served: tuple[TestClient, dict[str, str], SigningKey],
 ) -> None:
     client, headers, _ = served
-    answer = client.post("/v1/assurance/pack", json={"agent": "their-agent"}, headers=headers)
+    answer = client.post("/v1/assurance/pack", json={"agent": "my-agent"}, headers=headers)
     assert answer.status_code == 200
-    assert _member(answer.content, "agents.json")["agents"] == []  # not this key's agent
-    assert _member(answer.content, "deployment.json")["scope"]["agent"] == "their-agent"
+    assert [a["agent"] for a in _member(answer.content, "agents.json")["agents"]] == ["my-agent"]
+    assert _member(answer.content, "deployment.json")["scope"]["agent"] == "my-agent"
+
+
+@pytest.mark.parametrize("agent", ["their-agent", "nobody"])
+def test_an_agent_the_key_may_not_see_is_not_found(
+    served: tuple[TestClient, dict[str, str], SigningKey], agent: str
+) -> None:
+    client, headers, _ = served
+    answer = client.post("/v1/assurance/pack", json={"agent": agent}, headers=headers)
+    assert answer.status_code == 404
+    assert answer.json()["error"]["field"] == "body.agent"
+    assert f"no agent named {agent!r}" in answer.json()["error"]["message"]
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ class PackRequest(BaseModel):
     "/assurance/pack",
     responses={
         200: {"content": {"application/zip": {}}, "description": "The signed archive."},
-        **error_responses(400, 401),
+        **error_responses(400, 401, 404),
     },
     response_class=Response,
 )
@@ -56,6 +56,7 @@ async def assurance_pack(
     """The deployment's posture as one signed zip: agents' trust and integrity,
     evaluations with intervals, judges' calibration, incidents, the red-team self-test,
     the grounding gate's benchmark and the control map (EU AI Act, NIST AI RMF)."""
+    from arbiter.errors import InputError
     from arbiter.service.assurance_pack import build_assurance_pack
     from arbiter.service.attestation import configured_signer
 
@@ -65,7 +66,10 @@ async def assurance_pack(
             400, "the server signs the pack, and no signing key is configured (ARBITER_SIGNING_KEY)"
         )
     request = body or PackRequest()
-    built = await build_assurance_pack(store, key, viewer=who.viewer, agent=request.agent)
+    try:
+        built = await build_assurance_pack(store, key, viewer=who.viewer, agent=request.agent)
+    except InputError as exc:  # an agent this key may not see is not found, never forbidden
+        raise ApiError(404, str(exc), field="body.agent") from None
     return Response(
         content=built.data,
         media_type="application/zip",

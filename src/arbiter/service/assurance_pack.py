@@ -40,7 +40,7 @@ from arbiter.attest import SigningKey, render_envelope, render_pack, sha256_hex
 from arbiter.contract.assurance import ControlMap, MemberEvidence
 from arbiter.contract.safety import SelfTestReport
 from arbiter.contract.trust import TrustEvent
-from arbiter.errors import StoreError
+from arbiter.errors import InputError, StoreError
 from arbiter.safety.controls import control_map, shipped_controls
 from arbiter.service.attestation import attestation_document
 from arbiter.service.audit_pack import environment
@@ -377,6 +377,9 @@ async def build_assurance_pack(
             calibration are the deployment's.
         now: When the pack is made (default: now).
         live_redteam: Reads the latest stored live red-team result; None: none is stored.
+
+    Raises:
+        InputError: ``agent`` names no agent with a run or an inbox event ``viewer`` may see.
     """
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     incidents = _incidents(store, viewer, agent)
@@ -389,6 +392,15 @@ async def build_assurance_pack(
         "redteam-live.json": _live_redteam(store, viewer, agent, live_redteam, incidents),
         "redteam-selftest.json": _selftest(),
     }
+    if agent is not None and not (
+        evidence["agents.json"]["agents"]
+        or evidence["evaluations.json"]["agents"]
+        or incidents["events"]
+    ):
+        raise InputError(
+            f"assurance pack: no agent named {agent[:200]!r} has a stored run or inbox event"
+            + ("" if viewer is None else " of this key")
+        )
     controls = control_map(
         shipped_controls(),
         {name: MemberEvidence.model_validate(doc["evidence"]) for name, doc in evidence.items()},
