@@ -3,8 +3,8 @@
 The files under ``data/atif/`` were built with ``harbor.models.trajectories`` of Harbor
 0.25.0 (Apache-2.0) and passed its ``TrajectoryValidator`` (``make_atif_trajectories.py``
 beside them): schema versions 1.2, 1.5, 1.7 and 1.8, tool calls with observations,
-metrics and final metrics, copied context, a dispatch made in code and an embedded
-sub-agent.
+metrics and final metrics, copied context, a dispatch made in code, an embedded
+sub-agent and an audio part.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ def test_the_harbor_files_are_there() -> None:
         "harbor_v1_2_single.json",
         "harbor_v1_5_copied_context.json",
         "harbor_v1_7_subagent.json",
+        "harbor_v1_8_audio.json",
         "harbor_v1_8_subagent.json",
     ]
 
@@ -92,3 +93,14 @@ def test_a_dispatch_made_in_code_is_no_model_call_and_the_sub_agent_is_a_handoff
     assert trajectory.metadata["atif"]["steps"][0]["dispatch_message"] == (  # type: ignore[index,call-overload]
         "Delegating to the researcher."
     )
+
+
+def test_an_audio_part_is_kept_and_the_text_part_is_the_message() -> None:
+    ((trajectory, warnings),) = load_atif(HARBOR / "harbor_v1_8_audio.json")
+    assert warnings == []
+    first = trajectory.steps[0]
+    assert isinstance(first, LlmCall)
+    assert [m.content for m in first.input_messages] == ["Transcribe the clip and answer it."]
+    kept = trajectory.metadata["atif"]["steps"][0]  # type: ignore[index,call-overload]
+    assert kept["message_parts"][0]["type"] == "audio"
+    assert kept["message_parts"][0]["source"]["path"] == "clips/question.wav"

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from harbor.models.trajectories import (
     Agent,
+    AudioSource,
+    ContentPart,
     FinalMetrics,
     Metrics,
     Observation,
@@ -168,11 +170,43 @@ def orchestrator(version: str) -> Trajectory:
     )  # fmt: skip
 
 
+def spoken_question_v1_8() -> Trajectory:
+    """ATIF-v1.8: the user's question comes as text and an audio clip."""
+    return Trajectory(
+        schema_version="ATIF-v1.8",
+        session_id="harbor-v1-8-spoken",
+        agent=Agent(name="voice-agent", version="0.1.0", model_name="mock/model-c"),
+        steps=[
+            Step(step_id=1, source="user", message=[
+                ContentPart(type="text", text="Transcribe the clip and answer it."),
+                ContentPart(type="audio", source=AudioSource(
+                    media_type="audio/wav", path="clips/question.wav", duration_sec=2.5)),
+            ]),
+            Step(
+                step_id=2, source="agent", model_name="mock/model-c",
+                message="The clip asks for the capital of France.",
+                tool_calls=[ToolCall(tool_call_id="lookup-1", function_name="lookup",
+                                     arguments={"country": "France"})],
+                observation=Observation(results=[
+                    ObservationResult(source_call_id="lookup-1", content="Paris"),
+                ]),
+                metrics=Metrics(prompt_tokens=210, completion_tokens=14),
+            ),
+            Step(step_id=3, source="agent", model_name="mock/model-c",
+                 message="The capital of France is Paris.",
+                 metrics=Metrics(prompt_tokens=230, completion_tokens=9)),
+        ],
+        final_metrics=FinalMetrics(total_prompt_tokens=440, total_completion_tokens=23,
+                                   total_steps=3),
+    )  # fmt: skip
+
+
 FILES = {
     "harbor_v1_2_single.json": single_v1_2,
     "harbor_v1_5_copied_context.json": copied_context_v1_5,
     "harbor_v1_7_subagent.json": lambda: orchestrator("ATIF-v1.7"),
     "harbor_v1_8_subagent.json": lambda: orchestrator("ATIF-v1.8"),
+    "harbor_v1_8_audio.json": spoken_question_v1_8,
 }
 
 
@@ -185,7 +219,9 @@ def main() -> int:
             return 1
         path = HERE / name
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        if not TrajectoryValidator().validate(path):
+        # The media a file names (the 1.8 audio clip) are not shipped: their paths are
+        # not checked against the disk.
+        if not TrajectoryValidator().validate(path, validate_images=False):
             print(f"{name}: the written file does not validate", file=sys.stderr)
             return 1
         print(f"wrote {name}")
