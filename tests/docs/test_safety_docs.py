@@ -42,6 +42,8 @@ def test_example_prints_what_the_page_shows(example: Example, outcomes: dict[str
         "redteam selftest",
         "redteam selftest --heldout",
         "redteam selftest --corpus",
+        "redteam run --agent python:arbiter.demo.support_agent:answer",
+        "redteam run --agent precomputed:",
         "run",
         "agent score",
     ],

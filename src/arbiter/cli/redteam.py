@@ -235,7 +235,7 @@ def render_live_report(report: LiveRedTeamReport, *, where: str | None = None) -
     lines = [
         f"live red-team: {escape.terminal(report.agent, single_line=True, limit=200)}, "
         f"{report.n_cases} cases x k={report.k} (suite sha256 {report.suite_sha256[:12]})",
-        f"{'category':<14}{'cases':>6}{'complete':>9}{'held':>6}{'pass^k':>8}  95% interval",
+        f"{'category':<14}{'cases':>6}{'complete':>10}{'held':>6}{'pass^k':>8}  95% interval",
     ]
     for row in report.categories:
         if row.pass_k is None:
@@ -243,7 +243,7 @@ def render_live_report(report: LiveRedTeamReport, *, where: str | None = None) -
         else:
             rate = row.pass_k
             figure = f"{rate.estimate:>8.3f}  {_interval(rate.low, rate.high)}"
-        lines.append(f"{row.category:<14}{row.cases:>6}{row.complete:>9}{row.held:>6}{figure}")
+        lines.append(f"{row.category:<14}{row.cases:>6}{row.complete:>10}{row.held:>6}{figure}")
     made = sum(row.runs for row in report.categories)
     cost = f"${spent.cost_usd:.4f}" + (
         f" (+{spent.cost_unknown} runs of unknown cost)" if spent.cost_unknown else ""
