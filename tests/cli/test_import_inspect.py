@@ -199,3 +199,17 @@ def test_a_sample_that_raised_is_a_failed_call_and_a_missing_epoch_leaves_the_ru
     assert failed.error_message == "RuntimeError: the sandbox died"
     gate: Result = cli("gate", run_id)
     assert gate.code == 1
+
+
+def test_hostile_names_in_a_log_print_inert(cli: Any, tmp_path: Path) -> None:
+    log = json.loads(LOG.read_text(encoding="utf-8"))
+    for sample in log["samples"]:
+        sample["id"] = "\x1b[2J\x1b]8;;https://evil.example\x07case"
+        sample["scores"] = {"\x1b[31mred[/]": sample["scores"]["includes"]}
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    result: Result = cli("import", "inspect", str(path))
+    assert result.code == 0, result.err
+    assert "\x1b" not in result.out
+    assert "\x07" not in result.out
+    assert "inspect:" in result.out
