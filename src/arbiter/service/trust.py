@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from arbiter.config import Settings
@@ -33,7 +34,9 @@ from arbiter.errors import InputError, StoreError
 from arbiter.service import webhooks
 from arbiter.store import Store
 from arbiter.store.trust_repository import (
+    WindowRow,
     add_freeze,
+    agent_window,
     append_event,
     latest_freeze,
     list_events,
@@ -42,12 +45,15 @@ from arbiter.store.trust_repository import (
     save_breaker,
     standing_freezes,
     trust_evidence,
+    window_evidence,
 )
 from arbiter.trust import TrustPolicy, assess, breaker_decision, default_policy, load_policy
+from arbiter.trust.conduct import window_state
 from arbiter.trust.integrity import integrity_of
 
 if TYPE_CHECKING:
     import httpx
+    from numpy.typing import NDArray
 
     from arbiter.telemetry import Telemetry
 
@@ -224,6 +230,34 @@ async def evaluate_breaker(
     return outcomes
 
 
+def window_columns(
+    rows: Sequence[WindowRow], critical: frozenset[str]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The columns (:func:`~arbiter.trust.conduct.columns_of`) of a window read by
+    :func:`~arbiter.store.trust_repository.agent_window`, without building its evidence."""
+    times: dict[int, float] = {}
+    passes: dict[int, float] = {}
+    dim_passes: dict[int, float] = {}
+    dim_decided: dict[int, float] = {}
+    for seq, _run_id, at, passed, name, verdict in rows:
+        if seq not in times:
+            aware = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+            times[seq] = aware.timestamp()
+            passes[seq] = 1.0 if passed else 0.0
+            dim_passes[seq] = dim_decided[seq] = 0.0
+        if name is not None and verdict is not None and name in critical:
+            dim_decided[seq] += 1.0
+            if verdict:
+                dim_passes[seq] += 1.0
+    count = len(times)
+    return (
+        np.fromiter(times.values(), np.float64, count),
+        np.fromiter(passes.values(), np.float64, count),
+        np.fromiter(dim_passes.values(), np.float64, count),
+        np.fromiter(dim_decided.values(), np.float64, count),
+    )
+
+
 def _breaker_for(
     store: Store,
     name: str,
@@ -235,22 +269,19 @@ def _breaker_for(
     telemetry: Telemetry | None = None,
 ) -> BreakerOutcome:
     started = time.perf_counter()
-    evidence = trust_evidence(
-        store,
-        names=policy.trust_critical,
-        agent=name,
-        owner=owner,
-        window=policy.window_runs,
-        count_abstained=False,
+    rows = agent_window(
+        store, agent=name, owner=owner, names=policy.trust_critical, size=policy.window_runs
     )
-    status = assess(name, evidence.get((owner, name), []), policy, now=now, owner=owner)
+    # The state alone decides; the full status is only built for a trip's event.
+    state = window_state(*window_columns(rows, frozenset(policy.trust_critical)), policy, now)
     memory = load_breaker(store, owner, name)
     mode = policy.mode_for(name)
-    decision = breaker_decision(memory, status.state, mode)
+    decision = breaker_decision(memory, state, mode)
     if decision.memory != memory:
-        save_breaker(store, owner, name, decision.memory, status.state, now=now)
-    outcome = BreakerOutcome(agent=name, owner=owner, state=status.state)
+        save_breaker(store, owner, name, decision.memory, state, now=now)
+    outcome = BreakerOutcome(agent=name, owner=owner, state=state)
     if decision.trip:
+        status = assess(name, window_evidence(rows), policy, now=now, owner=owner)
         shown = f"{status.conduct:.3f}" if status.conduct is not None else "n/a"
         event = append_event(
             store,

@@ -8,12 +8,13 @@ runs' tables (one row per run, the named scores' verdicts beside it).
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, func, select
+from sqlalchemy import ColumnElement, Table, and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from arbiter.contract.trust import (
@@ -47,6 +48,7 @@ __all__ = [
     "add_event_note",
     "add_freeze",
     "add_vote",
+    "agent_window",
     "append_event",
     "backtest_rows",
     "count_unacked",
@@ -63,6 +65,7 @@ __all__ = [
     "scorer_facts",
     "standing_freezes",
     "trust_evidence",
+    "window_evidence",
 ]
 
 AgentKey = tuple[str | None, str]
@@ -239,11 +242,12 @@ def add_event_note(
 
 def load_breaker(store: Store, owner: str | None, agent: str) -> BreakerMemory:
     """What the breaker remembers of an agent (nothing yet: a fresh memory)."""
-    with store.guard("read the breaker's memory"), store.session() as session:
-        row = session.get(BreakerStateRow, (owner_key(owner), agent))
-        if row is None:
-            return BreakerMemory()
-        return BreakerMemory(in_at_risk=row.in_at_risk, trips=row.trips)
+    values = {"owner_key": owner_key(owner), "agent": agent}
+    with store.guard("read the breaker's memory"), store.engine.connect() as connection:
+        row = connection.execute(_breaker_query(), values).first()
+    if row is None:
+        return BreakerMemory()
+    return BreakerMemory(in_at_risk=bool(row[0]), trips=int(row[1]))
 
 
 def save_breaker(
@@ -523,6 +527,89 @@ def trust_evidence(
             RunEvidence(f"abstained-{i}", START_OF_TIME, None) for i in range(count)
         )
     return dict(grouped)
+
+
+@functools.cache
+def _window_query(nobody: bool) -> Any:
+    """The newest evaluated runs of one agent of one owner (``nobody``: of no owner), each
+    beside the named scores' verdicts (one row per score, or one without); built once,
+    bound on each call."""
+    owners = RecordOwnerRow.__table__.alias("owners")
+    runs: Table = TrajectoryRow.__table__  # type: ignore[assignment]
+    scores: Table = TrajectoryScoreRow.__table__  # type: ignore[assignment]
+    joined = runs.outerjoin(
+        owners, and_(owners.c.kind == _OWNED_RUN, owners.c.record_id == runs.c.id)
+    )
+    newest = (
+        select(runs.c.seq, runs.c.id, runs.c.created_at, runs.c.passed)
+        .select_from(joined)
+        .where(
+            runs.c.agent == bindparam("agent"),
+            owners.c.owner.is_(None) if nobody else owners.c.owner == bindparam("owner"),
+            runs.c.passed.is_not(None),
+        )
+        .order_by(runs.c.seq.desc())
+        .limit(bindparam("newest"))
+        .subquery("newest")
+    )
+    return select(
+        newest.c.seq,
+        newest.c.id,
+        newest.c.created_at,
+        newest.c.passed,
+        scores.c.name,
+        scores.c.passed,
+    ).select_from(
+        newest.outerjoin(
+            scores,
+            and_(
+                scores.c.trajectory_seq == newest.c.seq,
+                scores.c.name.in_(bindparam("names", expanding=True)),
+            ),
+        )
+    )
+
+
+WindowRow = tuple[int, str, datetime, bool, str | None, bool | None]
+"""One run of a window beside one of its named scores: seq, id, time (as stored: naive
+on SQLite), verdict, and the score's name and verdict (None, None: no named score)."""
+
+
+def agent_window(
+    store: Store, *, agent: str, owner: str | None, names: Collection[str], size: int
+) -> list[WindowRow]:
+    """One agent's (of one owner) newest ``size`` evaluated runs, each beside the verdicts
+    of its scorers ``names``: the runs :func:`trust_evidence` gives for one agent with a
+    window (abstentions not counted), read by one prepared statement (the breaker's read
+    on the ingest path)."""
+    values: dict[str, object] = {"agent": agent, "newest": size, "names": list(names) or [""]}
+    if owner is not None:
+        values["owner"] = owner
+    with store.guard("read the evidence of trust"), store.engine.connect() as connection:
+        found = connection.execute(_window_query(owner is None), values)
+        return [tuple(row) for row in found]
+
+
+def window_evidence(rows: Iterable[WindowRow]) -> list[RunEvidence]:
+    """The rows of :func:`agent_window` as evidence, one per run."""
+    runs: dict[int, tuple[str, datetime, bool]] = {}
+    dims: dict[int, list[tuple[str, bool | None]]] = defaultdict(list)
+    for seq, run_id, at, passed, name, verdict in rows:
+        runs[seq] = (run_id, _aware(at), passed)
+        if name is not None:
+            dims[seq].append((name, verdict))
+    return [
+        RunEvidence(run_id, at, passed, tuple(dims.get(seq, ())))
+        for seq, (run_id, at, passed) in runs.items()
+    ]
+
+
+@functools.cache
+def _breaker_query() -> Any:
+    table: Table = BreakerStateRow.__table__  # type: ignore[assignment]
+    return select(table.c.in_at_risk, table.c.trips).where(
+        table.c.owner_key == bindparam("owner_key"), table.c.agent == bindparam("agent")
+    )
 
 
 START_OF_TIME = datetime(1970, 1, 1, tzinfo=UTC)

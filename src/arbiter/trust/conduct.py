@@ -36,6 +36,7 @@ __all__ = [
     "rates",
     "state_for",
     "window_of",
+    "window_state",
 ]
 
 RANK: dict[TrustState, int] = {state: rank for rank, state in enumerate(TRUST_STATES)}
@@ -158,6 +159,24 @@ def state_for(
     if score < policy.trusted_floor or runs < policy.min_runs_trusted or stale:
         return "proven"
     return "trusted"
+
+
+def window_state(
+    times: NDArray[np.float64],
+    passes: NDArray[np.float64],
+    dim_passes: NDArray[np.float64],
+    dim_decided: NDArray[np.float64],
+    policy: TrustPolicy,
+    now: datetime,
+) -> TrustState:
+    """The state a window's columns (:func:`columns_of` of at most ``window_runs``
+    evaluated runs) earn at ``now``: the state of :func:`behaviour_state` over
+    :func:`conduct_of` of the same runs, without building either."""
+    if len(times) == 0:
+        return "provisional"
+    moment = now.timestamp()
+    score, _gating, _dimension = rates(times, passes, dim_passes, dim_decided, policy, moment)
+    return state_for(score, len(times), float(times.max()), policy, moment)
 
 
 def lower(first: TrustState, second: TrustState) -> TrustState:
