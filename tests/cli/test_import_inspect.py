@@ -213,3 +213,15 @@ def test_hostile_names_in_a_log_print_inert(cli: Any, tmp_path: Path) -> None:
     assert "\x1b" not in result.out
     assert "\x07" not in result.out
     assert "inspect:" in result.out
+
+
+def test_a_run_name_the_store_cannot_keep_is_refused_before_anything_is_stored(
+    cli: Any, tmp_path: Path
+) -> None:
+    result: Result = cli("import", "inspect", str(LOG), "--name", "n" * 201)
+    assert result.code == 3
+    assert "the run name has 201 characters" in result.err
+    assert _store(tmp_path).list_runs() == []
+    named: Result = cli("import", "inspect", str(LOG), "--name", "addition on mockllm")
+    assert named.code == 0, named.err
+    assert [r.name for r in _store(tmp_path).list_runs()] == ["addition on mockllm"]

@@ -65,6 +65,7 @@ IMPORTED_SCORER_VERSION = "imported"
 it, the scores are the log's."""
 
 _INPUT_CHARS = 4_000
+_RUN_NAME_CHARS = 200  # what the store keeps of a run's name; a name given is not cut
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ def import_log(
         system=read.system,
         config=config.model_dump(mode="json"),
         n_pairs=n_pairs,
-        name=(name or read.name or read.dataset.name)[:200],
+        name=name if name is not None else (read.name or read.dataset.name)[:_RUN_NAME_CHARS],
         tags={"imported_from": str(read.system["format"]), **dict(tags or {})},
     )
     segment = store.start_segment(run_id)
