@@ -171,6 +171,10 @@ class Settings(BaseSettings):
     trust_webhook_timeout_s: float = Field(default=5.0, gt=0, le=60)
     """Seconds one webhook delivery may take, retries included
     (``ARBITER_TRUST_WEBHOOK_TIMEOUT_S``)."""
+    trust_kappa_floor: float = Field(default=0.6, ge=-1.0, le=1.0)
+    """Cohen's kappa against people (annotations and votes) a judge needs on a dimension
+    to stay gating (``ARBITER_TRUST_KAPPA_FLOOR``); falling below it is one
+    ``calibration_drop`` trust event and the judge is advisory again."""
     trust_gate_judges: str = "mock"
     """The scope judge panel of the server's ``POST /v1/gate``, ``provider:model``
     comma-separated (``ARBITER_TRUST_GATE_JUDGES``); ``mock`` abstains on every answer."""
