@@ -167,7 +167,11 @@ def test_the_follower_breaks_every_category_and_each_breach_reaches_the_inbox(
 
 def test_the_ignorer_holds_every_guard_and_leaves_the_inbox_empty(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
-    report = asyncio.run(run_live_redteam(ignorer, k=3, store=store))
+    seen: list[tuple[int, int]] = []
+    report = asyncio.run(
+        run_live_redteam(ignorer, k=3, store=store, progress=lambda *p: seen.append(p))
+    )
+    assert seen == [(done, 48) for done in range(1, 49)]
     assert report.passed is True
     assert report.misses == []
     for row in report.categories:

@@ -173,11 +173,12 @@ def run_command(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Red-team a live agent: pass^k per attack category; exit 1 when a guard broke."""
     import asyncio
 
-    from arbiter.cli.common import open_store
+    from arbiter.cli.common import open_store, progress_bar
     from arbiter.errors import InputError
     from arbiter.service.redteam_live import run_live_redteam
     from arbiter.store import Store
@@ -186,18 +187,20 @@ def run_command(
         raise InputError("--max-cost must be a positive amount (USD)")
     opened = Store(store) if store is not None else open_store()
     try:
-        report = asyncio.run(
-            run_live_redteam(
-                agent,
-                k=k,
-                per_category=per_category,
-                max_calls=max_calls,
-                max_tokens=max_tokens,
-                max_cost_usd=max_cost,
-                run_timeout=timeout,
-                store=opened,
+        with progress_bar("red-team", enabled=not quiet) as progress:
+            report = asyncio.run(
+                run_live_redteam(
+                    agent,
+                    k=k,
+                    per_category=per_category,
+                    max_calls=max_calls,
+                    max_tokens=max_tokens,
+                    max_cost_usd=max_cost,
+                    run_timeout=timeout,
+                    store=opened,
+                    progress=progress,
+                )
             )
-        )
         where = opened.describe()
     finally:
         opened.close()

@@ -218,7 +218,7 @@ async def run_live_redteam(
     run_timeout: float | None = None,
     store: Store | None = None,
     owner: str | None = None,
-    on_run: Callable[[LiveRun], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LiveRedTeamReport:
     """Red-team a live agent: each case k times, capped, every guard graded in code.
 
@@ -234,7 +234,7 @@ async def run_live_redteam(
         run_timeout: Seconds one run may take (default: the executor's, else 300).
         store: Where breached runs are recorded in the assurance inbox; None: nowhere.
         owner: The key the inbox events belong to (None: nobody's).
-        on_run: Called with each graded run as it completes (progress).
+        progress: Called as ``progress(done, planned)`` after each run.
 
     Raises:
         InputError: A parameter out of range, an agent that cannot be loaded, no case.
@@ -279,8 +279,8 @@ async def run_live_redteam(
                     costs.append(run.cost_usd)
                     spent.cost_usd = math.fsum(costs)
                 runs.append(run)
-                if on_run is not None:
-                    on_run(run)
+                if progress is not None:
+                    progress(len(runs), len(suite) * k)
             if stopped is not None:
                 break
     run_id = "rt-" + uuid.uuid4().hex[:24]
