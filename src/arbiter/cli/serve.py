@@ -8,6 +8,11 @@ The app is named to uvicorn by its factory's import path: the CLI layer does not
 the server layer (they are siblings), so what is decided here reaches the factory as
 settings in the environment (``ARBITER_SERVER_REQUIRE_KEYS``,
 ``ARBITER_SERVER_ALLOWED_HOSTS``).
+
+``--workers N`` runs N server processes on one port. Everything a request needs is in
+the store, so any process answers any request; that needs a store several processes
+write at once, PostgreSQL: with SQLite, more than one process is refused (its one writer
+at a time would make requests wait on each other's locks, and fail past the timeout).
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ def serve(
         str, typer.Option("--host", help="Address to bind (non-loopback needs an API key).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to bind.")] = 8080,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=1, max=64, help="Server processes (over 1: PostgreSQL)."),
+    ] = 1,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /v1/openapi.json) and the web UI."""
     import logging
@@ -39,11 +48,18 @@ def serve(
 
     import uvicorn
 
+    from arbiter.errors import InputError
     from arbiter.service.serving import check_bind
 
     config = settings()
     store = open_store(config)
     try:
+        if workers > 1 and store.engine.dialect.name != "postgresql":
+            raise InputError(
+                f"--workers {workers}: more than one server process needs a PostgreSQL "
+                f"store (ARBITER_DB_URL=postgresql+psycopg://...); {store.describe()} "
+                "serves one process"
+            )
         plan = check_bind(store, host, port, require_keys=config.server_require_keys)
     finally:
         store.close()
@@ -58,6 +74,8 @@ def serve(
     server_log = logging.getLogger("arbiter.server")
     server_log.addHandler(handler)
     server_log.setLevel(logging.WARNING)
-    note(plan.line)
+    note(plan.line + (f" ({workers} processes)" if workers > 1 else ""))
     note("  REST under /v1 (docs /v1/docs, OpenAPI /v1/openapi.json); Ctrl-C stops")
-    uvicorn.run(APP_FACTORY, factory=True, host=host, port=port, log_level="warning")
+    uvicorn.run(
+        APP_FACTORY, factory=True, host=host, port=port, log_level="warning", workers=workers
+    )

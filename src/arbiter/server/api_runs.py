@@ -23,9 +23,8 @@ from arbiter.service.browse import (
     compare_visible_runs,
     list_results,
     list_runs,
-    run_report,
 )
-from arbiter.service.runs import incomplete_note
+from arbiter.service.run_pages import current_report
 from arbiter.store import Store
 
 __all__ = ["ComparisonOut", "RunOut", "router"]
@@ -41,7 +40,7 @@ RunId = Annotated[
 
 
 class RunOut(BaseModel):
-    """One run: its header and its report, recomputed from the stored results."""
+    """One run: its header and its report (kept in the store as the run stands)."""
 
     info: RunInfo
     """The run's header: dataset, system, options, status, tags."""
@@ -108,9 +107,10 @@ def compare(
 
 @router.get("/runs/{run_id}", responses=error_responses(401, 404))
 def run(run_id: RunId, store: StoreDep, who: Who) -> RunOut:
-    """One run's report, recomputed from its stored results."""
-    stored = run_report(store, run_id, viewer=who.viewer)
-    return RunOut(info=stored.info, report=stored.report, note=incomplete_note(stored))
+    """One run's report: the one kept since the run last moved on, else computed from
+    its stored results (and kept)."""
+    found = current_report(store, run_id, viewer=who.viewer)
+    return RunOut(info=found.info, report=found.report, note=found.note)
 
 
 @router.get("/runs/{run_id}/results", responses=error_responses(400, 401, 404))

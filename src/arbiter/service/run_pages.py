@@ -26,7 +26,7 @@ from arbiter.harness.figures import binary_valued, label_only
 from arbiter.harness.pairs import PairRow, pair_rows
 from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
 from arbiter.service.compare import Comparison, compare_loaded
-from arbiter.service.runs import StoredRun, load_run
+from arbiter.service.runs import StoredRun, load_run, run_note
 from arbiter.service.verification import signed_kept_reports
 from arbiter.store import Store
 from arbiter.store.failures_repository import OutcomeCounts, count_outcomes, page_failures_first
@@ -42,11 +42,13 @@ from arbiter.store.report_repository import (
 __all__ = [
     "SYNC_LIMIT",
     "CohortChange",
+    "CurrentReport",
     "ExampleRow",
     "PageComparison",
     "ReportKeeper",
     "RunView",
     "compare_for_page",
+    "current_report",
     "example_page",
     "primary_figure",
     "runs_to_compare",
@@ -87,6 +89,11 @@ def _fresh(kept: KeptReport | None, info: RunInfo) -> bool:
 
 
 def _compute(store: Store, info: RunInfo) -> RunView:
+    report, binary, counts = _compute_and_keep(store, info)
+    return RunView(info, report, binary, counts=counts)
+
+
+def _compute_and_keep(store: Store, info: RunInfo) -> tuple[Report, frozenset[str], OutcomeCounts]:
     run = load_run(store, info.id)
     binary = frozenset(binary_valued(run.results))
     counts = count_outcomes(store, info.id)
@@ -99,7 +106,36 @@ def _compute(store: Store, info: RunInfo) -> RunView:
         binary_scorers=binary,
         counts=counts,
     )
-    return RunView(info, run.report, binary, counts=counts)
+    return run.report, binary, counts
+
+
+@dataclass(frozen=True)
+class CurrentReport:
+    """A run's header, its report as the run stands, and why it is not complete."""
+
+    info: RunInfo
+    """The run's header."""
+    report: Report
+    """Its report: the kept one, or one computed now (and kept)."""
+    note: str | None
+    """Why the run is not complete and how to finish it; None when it is."""
+
+
+def current_report(store: Store, run_id: str, *, viewer: str | None) -> CurrentReport:
+    """A run's report from the kept one while the run has not moved on since it was
+    kept (no result read); else computed from the results now, and kept for the next
+    request, whichever server process answers it.
+
+    Raises:
+        StoreError: No such run (or not visible), or it has no result yet.
+    """
+    info = find_run(store, run_id, viewer=viewer)
+    kept = signed_kept_reports(store, kept_reports(store, [info.id])).get(info.id)
+    if kept is not None and _fresh(kept, info):
+        report = kept.report
+    else:
+        report = _compute_and_keep(store, info)[0]
+    return CurrentReport(info, report, run_note(info))
 
 
 class ReportKeeper:

@@ -399,14 +399,21 @@ def load_run(store: Store, run_id: str) -> StoredRun:
 
 def incomplete_note(run: StoredRun) -> str | None:
     """A line saying a run is not complete and how to finish it; None when it is."""
-    if run.complete and run.info.status == "completed":
+    return run_note(run.info, done=len(run.results))
+
+
+def run_note(info: RunInfo, *, done: int | None = None) -> str | None:
+    """:func:`incomplete_note` from a run's header: ``done`` pairs (default: its
+    ``n_done``)."""
+    done = info.n_done if done is None else done
+    if done >= info.n_pairs and info.status == "completed":
         return None
-    kind = run.info.system.get("kind")
+    kind = info.system.get("kind")
     # Agent runs are resumed by the agent command, which rebuilds their executor.
     command = "agent run" if isinstance(kind, str) and kind.startswith("agent-") else "run"
     return (
-        f"run {run.info.id} is {run.info.status} with {len(run.results)}/{run.info.n_pairs} "
-        f"pairs; finish it with: arbiter {command} --resume {run.info.id}"
+        f"run {info.id} is {info.status} with {done}/{info.n_pairs} "
+        f"pairs; finish it with: arbiter {command} --resume {info.id}"
     )
 
 
