@@ -36,6 +36,7 @@ from arbiter.server.limits import BodyLimit
 from arbiter.server.mcp_app import mount_mcp
 from arbiter.server.pages_agents import router as agent_pages
 from arbiter.server.pages_annotations import router as annotation_pages
+from arbiter.server.pages_fleet import router as fleet_pages
 from arbiter.server.pages_runs import router as run_pages
 from arbiter.server.pages_trust import router as trust_pages
 from arbiter.store import Store
@@ -81,6 +82,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     app.include_router(annotation_pages)
     app.include_router(run_pages)
     app.include_router(trust_pages)
+    app.include_router(fleet_pages)
     app.include_router(api_core.router)
     app.include_router(api_runs.router)
     app.include_router(api_annotations.router)

@@ -2,7 +2,8 @@
 
 - ``/agents``: one card per agent and per flow, worst health first, with its band pill,
   pass rate and interval, a pass / fail sparkline and an honest "not evaluated";
-- ``/agents/{name}``: per-dimension bars and the runs ledger (a band strip per run);
+- ``/agents/{name}``: its trust (state, integrity seal, conduct ring with its interval,
+  history), per-dimension bars and the runs ledger (a band strip per run);
 - ``/trajectories/{id}``: the waterfall of steps on a time axis (parallel steps side by
   side), the verdict chips coloured by band, the answer and each step's details;
 - ``/compare/trajectories?a=&b=``: two runs side by side, the differing tool calls marked,
@@ -15,18 +16,20 @@ REST API and the CLI render) and the records of :mod:`arbiter.service.agent_reco
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
+from arbiter.config import Settings
 from arbiter.contract import FlowRun, RunKind, Score, Trajectory
+from arbiter.contract.trust import TrustStatus
 from arbiter.errors import InputError
 from arbiter.server.auth import Principal
 from arbiter.server.conversation import thread
-from arbiter.server.deps import app_store, templates
+from arbiter.server.deps import app_settings, app_store, templates
 from arbiter.server.pages_common import page_url, render
 from arbiter.server.pages_runs import page_principal
 from arbiter.server.waterfall import waterfall
@@ -41,6 +44,9 @@ from arbiter.service.agent_roster import (
     summary_of,
 )
 from arbiter.store import Store
+
+if TYPE_CHECKING:
+    from arbiter.service.trust import HistoryItem
 
 __all__ = ["ScorerFacts", "Who", "key_needed", "router"]
 
@@ -128,12 +134,24 @@ def agents_page(
     store: StoreDep,
     tpl: TemplatesDep,
     who: Who,
+    settings: Annotated[Settings, Depends(app_settings)],
     kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
-    """The roster: one card per agent and per flow, worst health first."""
+    """The roster: one card per agent and per flow, worst health first, each with the
+    trend of its trust-critical dimensions."""
     if who is None:
         return key_needed(request, tpl)
+    from arbiter.service.fleet import fleet_posture
+    from arbiter.service.trust import trust_policy
+
+    posture = fleet_posture(store, viewer=who.viewer, policy=trust_policy(settings))
+    # One card per name: the first owner's row (by name order) stands for the name.
+    dimensions = {
+        row.status.agent: [c for c in row.dimensions if c.rate is not None]
+        for row in reversed(posture.rows)
+    }
+    trust = {row.status.agent: row.status for row in reversed(posture.rows)}
     cards, offline = records_of.roster_cards(store, viewer=who.viewer)
     wanted = _run_kind(kind)
     shown = [
@@ -165,6 +183,8 @@ def agents_page(
             "kind": kind,
             "q": q or "",
             "has_flows": any(c.kind == "flow" for c in cards),
+            "dimensions": dimensions,
+            "trust": trust,
         },
     )
 
@@ -186,11 +206,13 @@ def agent_page(
     store: StoreDep,
     tpl: TemplatesDep,
     who: Who,
+    settings: Annotated[Settings, Depends(app_settings)],
     kind: Annotated[Literal["agent", "flow"] | None, Query()] = None,
     band: Annotated[Literal["healthy", "review", "danger", "inactive"] | None, Query()] = None,
     offset: Annotated[int, Query(ge=0, le=100_000_000)] = 0,
 ) -> Response:
-    """One agent: its card, per-dimension bars and its runs ledger (live, then offline)."""
+    """One agent: its card, its trust (state, integrity seal, conduct ring, history),
+    per-dimension bars and its runs ledger (live, then offline)."""
     if who is None:
         return key_needed(request, tpl)
     viewer = who.viewer
@@ -243,6 +265,7 @@ def agent_page(
         offline_rows = []
     else:
         return _not_found(request, tpl, f"No scored runs of an agent named “{name}”.")
+    trust = _trust_of(store, name, who, settings) if chosen == "trajectory" else []
     base = f"/agents/{quote(name)}"
     params = {
         "kind": ("flow" if chosen == "flow" else "agent") if len(kinds) > 1 else None,
@@ -275,8 +298,35 @@ def agent_page(
             "kind": "flow" if chosen == "flow" else "agent",
             "both_kinds": len(kinds) > 1,
             "band_counts": band_counts,
+            "trust": trust,
         },
     )
+
+
+_HISTORY_SHOWN = 20
+"""Trust history entries the agent page shows, newest first."""
+
+
+def _trust_of(
+    store: Store, name: str, who: Principal, settings: Settings
+) -> list[tuple[TrustStatus, list[HistoryItem]]]:
+    """The agent's trust status per owner the key may see (integrity checked under the
+    configured signing key, when there is one), each with its newest history entries."""
+    from arbiter.service.attestation import configured_signer
+    from arbiter.service.trust import trust_history, trust_policy, trust_statuses
+
+    checker = None
+    key = configured_signer(settings)
+    if key is not None:
+        from arbiter.service.trust_integrity import signature_checker
+
+        checker = signature_checker(store, key.public_key)
+    statuses = trust_statuses(
+        store, viewer=who.viewer, agent=name, policy=trust_policy(settings), checker=checker
+    )
+    return [
+        (s, trust_history(store, name, owner=s.owner)[-_HISTORY_SHOWN:][::-1]) for s in statuses
+    ]
 
 
 _WHY_ORDER = {"fail": 0, "error": 1, "review": 2, "pass": 3, "abstain": 4}

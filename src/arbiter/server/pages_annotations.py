@@ -2,8 +2,9 @@
 
 - ``GET /annotations``: judge rulings a page at a time (a cursor to the next page), each
   with the judged example's input, reference and output and Agree / Disagree buttons
-  (keys: ``a`` agree, ``d`` disagree, ``j`` / ``k`` next and previous), and the latest
-  labels given;
+  (keys: ``a`` agree, ``d`` disagree, ``j`` / ``k`` next and previous), the server's
+  online judge rulings on ingested runs and the ambiguous tail (escalated items no judge
+  decided; :mod:`arbiter.service.trust_queue`), and the latest labels given;
 - ``POST /annotations``: one label, stored through
   :func:`arbiter.service.annotations.annotate` with the ruling *frozen* as it is stored
   now. The form carries the verdict the person saw; when the stored ruling no longer
@@ -35,6 +36,7 @@ from arbiter.server.judge_rulings import QueueCursor, find_ruling, judge_labels,
 from arbiter.server.pages_agents import ScorerFacts, Who, key_needed
 from arbiter.server.pages_common import page_url, render
 from arbiter.server.runs_view import pretty_json
+from arbiter.service.trust_queue import ambiguous_tail, recent_rulings
 from arbiter.store import Store
 
 __all__ = ["ANNOTATOR_COOKIE", "router"]
@@ -84,6 +86,10 @@ def _problem(
         {"nav": "annotations", "title": title, "message": message, "back": back},
         status_code=status,
     )
+
+
+_ONLINE_SHOWN = 25
+"""Online judge rulings, and items of each part of the ambiguous tail, the page shows."""
 
 
 @router.get("/annotations")
@@ -153,6 +159,8 @@ def annotations_page(
             else None,
             "back": page_url("/annotations", here),
             "pretty": pretty_json,
+            "online_rulings": recent_rulings(store, viewer=who.viewer, limit=_ONLINE_SHOWN),
+            "tail": ambiguous_tail(store, viewer=who.viewer, limit=_ONLINE_SHOWN),
         },
     )
 

@@ -2,7 +2,9 @@
 
 :func:`render` answers a page with a Content-Security-Policy that allows only the
 app's own style sheet and script: even a text that slipped past escaping could not
-run a script, load an image from elsewhere or post a form away. Templates get
+run a script, load an image from elsewhere or post a form away. Every page's header
+shows how many inbox events its key has not acknowledged (``header_unacked``: one
+count query). Templates get
 ``inert`` (untrusted text made inert for a terminal and clipped; autoescape then makes
 it HTML), ``pct``, ``signed_pct``, ``num``, the chart functions of
 :mod:`arbiter.server.charts` and the bounded cuts of a report's label figures
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from arbiter import __version__, escape
-from arbiter.server import charts, runs_view
+from arbiter.server import charts, runs_view, trust_charts
 
 if TYPE_CHECKING:
     from fastapi import Request
@@ -69,8 +71,26 @@ def _prepare(templates: Jinja2Templates) -> None:
         band_strip=charts.band_strip,
         IntervalRow=charts.IntervalRow,
         DeltaRow=charts.DeltaRow,
+        ring=trust_charts.ring,
+        timeline=trust_charts.timeline,
+        band_scale=trust_charts.band_scale,
     )
     env.globals[_READY] = True
+
+
+def _header_unacked(request: Request) -> int | None:
+    """How many inbox events the page's key has not acknowledged, for the header; None
+    when the request has no valid key or the store cannot say (the page still renders)."""
+    from arbiter.errors import StoreError
+    from arbiter.service.inbox import unacked_count
+
+    who = getattr(request.state, "page_principal", None)
+    if who is None:
+        return None
+    try:
+        return unacked_count(request.app.state.store, viewer=who.viewer)
+    except StoreError:
+        return None
 
 
 def page_url(path: str, params: Mapping[str, object | None] | None = None) -> str:
@@ -89,7 +109,9 @@ def render(
 ) -> Response:
     """Render the page template ``name`` with ``context``, under the pages' CSP."""
     _prepare(templates)
-    response = templates.TemplateResponse(request, name, dict(context), status_code=status_code)
+    values = dict(context)
+    values.setdefault("header_unacked", _header_unacked(request))
+    response = templates.TemplateResponse(request, name, values, status_code=status_code)
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"

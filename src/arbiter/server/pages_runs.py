@@ -71,6 +71,7 @@ async def page_principal(request: Request, store: StoreDep) -> Principal | None:
         found: Any = principal(store, bearer, key, auth_gate(request))
         if inspect.isawaitable(found):  # the dependency may be a coroutine function
             found = await found
+        request.state.page_principal = found  # the header's inbox count reads it
         return cast("Principal", found)
     except ApiError:
         return None

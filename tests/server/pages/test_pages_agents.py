@@ -41,9 +41,12 @@ def test_roster_has_a_card_per_agent_and_flow_worst_health_first(
 ) -> None:
     page.goto(f"{agents.url}/agents")
     names = page.locator(".card .card-name").all_inner_texts()
-    pills = page.locator(".card .pill").all_inner_texts()
+    pills = page.locator(".card .card-head .pill").all_inner_texts()
     assert names == ["weather-bot", "research-desk", "billing-flow", "lookup-agent", QUIET]
     assert pills == ["Review", "Review", "Healthy", "Healthy", "Not evaluated"]
+    # Stored agents also carry their trust state and integrity seal, in words.
+    trust = page.locator(".card", has_text="weather-bot").locator(".card-trust")
+    assert trust.inner_text().split() == ["Provisional", "?", "unknown"]
     flow = page.locator(".card", has_text="billing-flow")
     assert flow.locator(".badge-flow").inner_text() == "FLOW"
     quiet = page.locator(".card", has_text=QUIET)

@@ -34,6 +34,10 @@ _AGENT_PAGES = {
     "compare trajectories": "/compare/trajectories?a={weather}&b={forbidden}",
     "annotations": "/annotations",
     "calibration": "/calibration",
+    "fleet": "/fleet",
+    "fleet compare": "/fleet/compare?a=weather-bot&b=billing-flow",
+    "thresholds": "/thresholds",
+    "inbox": "/inbox",
 }
 
 
