@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from arbiter.contract import LlmCall, ToolCall
+from arbiter.contract import LlmCall, Score, ToolCall
 from arbiter.service.runs import load_run
 from arbiter.store import Store
+from arbiter.trajectories.formats import TrajectoryFormatRegistry
 from tests.conftest import Result
 
 DATA = Path(__file__).parents[1] / "trajectories" / "data"
@@ -225,3 +226,28 @@ def test_a_run_name_the_store_cannot_keep_is_refused_before_anything_is_stored(
     named: Result = cli("import", "inspect", str(LOG), "--name", "addition on mockllm")
     assert named.code == 0, named.err
     assert [r.name for r in _store(tmp_path).list_runs()] == ["addition on mockllm"]
+
+
+def test_a_repetition_given_twice_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
+    from arbiter.errors import InputError
+    from arbiter.service.log_import import log_pairs
+    from arbiter.trajectories.formats import ImportedRun, TrajectoryFormat
+
+    def twice(file: Path, options: object) -> list[ImportedRun]:
+        run = ImportedRun(
+            trajectory=None,
+            flow=None,
+            case_id="c",
+            repetition=0,
+            scores=[Score(name="s", passed=True)],
+        )
+        return [run, run]
+
+    registry = TrajectoryFormatRegistry()
+    registry.register_format(
+        TrajectoryFormat(name="twice", summary="the same run twice", read_file=twice)
+    )
+    path = tmp_path / "log.json"
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(InputError, match=r"log\.json: case 'c' repetition 0 is given twice"):
+        log_pairs(path, format="twice", registry=registry)

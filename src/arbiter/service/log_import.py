@@ -117,7 +117,8 @@ def log_pairs(
 
     Raises:
         InputError: The file cannot be read or is malformed (``file: location: why``),
-            holds no run, or no run carries a score to judge it by.
+            holds no run, gives one case's repetition twice, or no run carries a score
+            to judge it by.
     """
     source = str(path)
     runs = load_runs([path], format=format, registry=registry)
@@ -132,8 +133,15 @@ def log_pairs(
     names: dict[str, None] = {}
     pairs: list[PairResult] = []
     warnings: list[str] = []
+    seen: set[tuple[str, int]] = set()
     for run in runs:
         warnings.extend(run.warnings)
+        if (run.case_id, run.repetition) in seen:
+            raise InputError(
+                f"{source}: case {run.case_id[:80]!r} repetition {run.repetition} is given "
+                "twice; a run holds one result per case and repetition"
+            )
+        seen.add((run.case_id, run.repetition))
         if run.case_id not in examples:
             examples[run.case_id] = _example(run)
         for score in run.scores:
