@@ -205,3 +205,14 @@ def test_red_team_failures_in_the_inbox_are_named_but_are_no_live_result(
     }
     statuses = {c.id: c.status for c in pack.controls.controls}
     assert statuses["eu-ai-act-art-15"] == "partial evidence"
+
+
+def test_the_agents_are_judged_by_the_policy_given(store: Store, key: SigningKey) -> None:
+    from arbiter.trust import TrustPolicy
+
+    policy = TrustPolicy(min_runs_proven=3)
+    pack = asyncio.run(build_assurance_pack(store, key, now=NOW, policy=policy))
+    agents = json.loads(_members(pack)["agents.json"])
+    assert agents["policy"]["min_runs_proven"] == 3
+    states = {a["agent"]: a["state"] for a in agents["agents"]}
+    assert states["theirs"] != "provisional"  # 3 runs now suffice to judge it

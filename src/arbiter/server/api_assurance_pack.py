@@ -59,6 +59,7 @@ async def assurance_pack(
     from arbiter.errors import InputError
     from arbiter.service.assurance_pack import build_assurance_pack
     from arbiter.service.attestation import configured_signer
+    from arbiter.service.trust import trust_policy
 
     key = configured_signer(settings)
     if key is None:
@@ -67,7 +68,9 @@ async def assurance_pack(
         )
     request = body or PackRequest()
     try:
-        built = await build_assurance_pack(store, key, viewer=who.viewer, agent=request.agent)
+        built = await build_assurance_pack(
+            store, key, viewer=who.viewer, agent=request.agent, policy=trust_policy(settings)
+        )
     except InputError as exc:  # an agent this key may not see is not found, never forbidden
         raise ApiError(404, str(exc), field="body.agent") from None
     return Response(

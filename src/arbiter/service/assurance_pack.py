@@ -33,7 +33,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arbiter import escape
 from arbiter.attest import SigningKey, render_envelope, render_pack, sha256_hex
@@ -47,6 +47,9 @@ from arbiter.service.audit_pack import environment
 from arbiter.store import Store
 from arbiter.store.signature_repository import get_signature
 from arbiter.verify_standalone import PACK_SIGNATURE, pack_order
+
+if TYPE_CHECKING:
+    from arbiter.trust import TrustPolicy
 
 __all__ = [
     "MAX_INCIDENTS",
@@ -99,12 +102,17 @@ def _evidence(present: bool, summary: str) -> dict[str, Any]:
 
 
 def _agents(
-    store: Store, viewer: str | None, agent: str | None, key: SigningKey, now: datetime
+    store: Store,
+    scope: tuple[str | None, str | None],
+    key: SigningKey,
+    now: datetime,
+    policy: TrustPolicy | None,
 ) -> dict[str, Any]:
     from arbiter.service.trust import trust_policy, trust_statuses
     from arbiter.service.trust_integrity import signature_checker
 
-    policy = trust_policy()
+    viewer, agent = scope
+    policy = policy or trust_policy()
     statuses = trust_statuses(
         store,
         viewer=viewer,
@@ -365,6 +373,7 @@ async def build_assurance_pack(
     agent: str | None = None,
     now: datetime | None = None,
     live_redteam: LiveRedTeam | None = None,
+    policy: TrustPolicy | None = None,
 ) -> AssurancePack:
     """The signed assurance pack of what ``viewer`` may see (of one agent, if named).
 
@@ -377,6 +386,7 @@ async def build_assurance_pack(
             calibration are the deployment's.
         now: When the pack is made (default: now).
         live_redteam: Reads the latest stored live red-team result; None: none is stored.
+        policy: The trust policy the agents are judged by (default: the one in force).
 
     Raises:
         InputError: ``agent`` names no agent with a run or an inbox event ``viewer`` may see.
@@ -384,7 +394,7 @@ async def build_assurance_pack(
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     incidents = _incidents(store, viewer, agent)
     evidence: dict[str, dict[str, Any]] = {
-        "agents.json": _agents(store, viewer, agent, key, moment),
+        "agents.json": _agents(store, (viewer, agent), key, moment, policy),
         "calibration.json": _calibration(store, viewer),
         "evaluations.json": _evaluations(store, viewer, agent),
         "gate-bench.json": await _gate_bench(),
