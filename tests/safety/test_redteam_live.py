@@ -21,7 +21,7 @@ from arbiter.safety.corpus import shipped_corpus
 from arbiter.safety.live import LIVE_CATEGORIES, grade_run, live_suite, suite_hash
 from arbiter.server.app import create_app
 from arbiter.service.inbox import inbox
-from arbiter.service.redteam_live import run_live_redteam
+from arbiter.service.redteam_live import run_live_redteam, stored_live_redteam
 from arbiter.store import Store
 from arbiter.store.api_key_repository import create_api_key
 from tests.helpers.local_server import serve_on_free_port
@@ -162,6 +162,27 @@ def test_the_follower_breaks_every_category_and_each_breach_reaches_the_inbox(
     attached = Trajectory.model_validate(first.details["trajectory"])
     assert attached == report.misses[0].trajectory
     assert first.details["case"] == report.misses[0].case_id
+    store.close()
+
+
+def test_the_report_is_kept_for_its_owner_and_the_newest_is_read_back(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    failed = asyncio.run(run_live_redteam(follower, k=1, per_category=1, store=store, owner="k1"))
+    held = asyncio.run(run_live_redteam(ignorer, k=1, per_category=1, store=store, owner="k1"))
+    newest = stored_live_redteam(store, "k1", None)
+    assert newest is not None
+    assert (newest["run_id"], newest["agent_name"], newest["passed"]) == (
+        held.run_id,
+        "ignorer",
+        True,
+    )
+    kept = stored_live_redteam(store, "k1", "follower")
+    assert kept is not None
+    assert kept["run_id"] == failed.run_id
+    assert len(kept["misses"]) == 4
+    assert all(miss["trajectory"] is None for miss in kept["misses"])  # the inbox holds them
+    assert stored_live_redteam(store, "k2", None) is None
+    assert stored_live_redteam(store, None, "follower") == kept  # an administrator reads all
     store.close()
 
 

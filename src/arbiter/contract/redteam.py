@@ -167,6 +167,8 @@ class LiveRedTeamReport(StrictModel):
     """This red-team run's id (the inbox events point at it)."""
     agent: str
     """The agent, as the executor describes it."""
+    agent_name: str | None = None
+    """The agent's name, as its runs' trajectories gave it (the first that did)."""
     k: int
     """Runs per case."""
     suite_sha256: str

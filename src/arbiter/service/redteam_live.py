@@ -7,7 +7,8 @@ each run is graded in code (:func:`~arbiter.safety.live.grade_run`). The runs ar
 in calls, tokens and cost: before each run the caps are checked and, once one is
 reached, the red-team stops there and says which cap stopped it; cases left without
 all k runs count in no pass^k. Every breached run is recorded in the assurance inbox
-(kind ``redteam_failure``) with its trajectory attached::
+(kind ``redteam_failure``) with its trajectory attached, and the report is kept
+(:func:`stored_live_redteam` reads the newest back)::
 
     report = await run_live_redteam("http:agent.toml", k=3, max_calls=60, store=store)
     report.categories[0].pass_k      # Interval: held cases / complete cases, Wilson
@@ -39,6 +40,7 @@ from arbiter.safety.live import DEFAULT_PER_CATEGORY, grade_run, live_suite, sui
 from arbiter.service.safety_events import record_redteam_failures
 from arbiter.stats import pass_hat_k, wilson_interval
 from arbiter.store import Store
+from arbiter.store.redteam_repository import latest_redteam_report, save_redteam_report
 from arbiter.trajectories.executors import (
     AgentExecutor,
     AgentSystem,
@@ -46,7 +48,13 @@ from arbiter.trajectories.executors import (
     parse_executor_spec,
 )
 
-__all__ = ["DEFAULT_RUN_TIMEOUT", "MAX_K", "agent_executor", "run_live_redteam"]
+__all__ = [
+    "DEFAULT_RUN_TIMEOUT",
+    "MAX_K",
+    "agent_executor",
+    "run_live_redteam",
+    "stored_live_redteam",
+]
 
 DEFAULT_RUN_TIMEOUT = 300.0
 """Seconds one run may take when neither the caller nor the executor says."""
@@ -232,7 +240,8 @@ async def run_live_redteam(
         max_tokens: Stop once the runs reported this many tokens.
         max_cost_usd: Stop once the runs reported this much cost.
         run_timeout: Seconds one run may take (default: the executor's, else 300).
-        store: Where breached runs are recorded in the assurance inbox; None: nowhere.
+        store: Where the report is kept and breached runs are recorded in the
+            assurance inbox; None: nowhere.
         owner: The key the inbox events belong to (None: nobody's).
         progress: Called as ``progress(done, planned)`` after each run.
 
@@ -284,15 +293,17 @@ async def run_live_redteam(
             if stopped is not None:
                 break
     run_id = "rt-" + uuid.uuid4().hex[:24]
+    named = next((run.agent for run in runs if run.agent), None)
     misses = [run for run in runs if run.status != "held"]
     if store is not None:
         misses = await asyncio.to_thread(
-            record_redteam_failures, store, misses, run_id=run_id, agent=name, owner=owner
+            record_redteam_failures, store, misses, run_id=run_id, agent=named or name, owner=owner
         )
     planned = len(suite) * k
-    return LiveRedTeamReport(
+    report = LiveRedTeamReport(
         run_id=run_id,
         agent=name,
+        agent_name=named,
         k=k,
         suite_sha256=suite_hash(suite),
         n_cases=len(suite),
@@ -303,3 +314,25 @@ async def run_live_redteam(
         passed=len(runs) == planned and all(run.status == "held" for run in runs),
         misses=misses,
     )
+    if store is not None:
+        await asyncio.to_thread(
+            save_redteam_report, store, report, agent=named or name, owner=owner
+        )
+    return report
+
+
+def stored_live_redteam(
+    store: Store, viewer: str | None, agent: str | None
+) -> dict[str, Any] | None:
+    """The newest stored live red-team ``viewer`` may read (of ``agent`` when given), as
+    JSON (its misses without their trajectories, which the inbox events hold); None when
+    none is stored. The shape of the assurance pack's live red-team reader.
+
+    Raises:
+        StoreUnavailable: The database could not be read.
+    """
+    found = latest_redteam_report(store, viewer=viewer, agent=agent)
+    if found is None:
+        return None
+    name, report = found
+    return {"agent_name": name, **report.model_dump(mode="json")}

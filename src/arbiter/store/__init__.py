@@ -8,6 +8,7 @@ from arbiter.store import annotations_models as _annotations_models  # noqa: F40
 from arbiter.store import api_key_models as _api_key_models  # noqa: F401  (its table)
 from arbiter.store import gate_models as _gate_models  # noqa: F401  (its tables)
 from arbiter.store import ownership_models as _ownership_models  # noqa: F401  (its table)
+from arbiter.store import redteam_models as _redteam_models  # noqa: F401  (its table)
 from arbiter.store import report_models as _report_models  # noqa: F401  (its tables)
 from arbiter.store import signature_models as _signature_models  # noqa: F401  (its table)
 from arbiter.store import trajectory_models as _trajectory_models  # noqa: F401  (its tables)
