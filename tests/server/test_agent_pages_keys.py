@@ -17,7 +17,15 @@ from arbiter.store.trajectory_repository import list_trajectories
 from tests.server.pages.agents_seed import seed_agents
 from tests.server.pages.conftest import run_sync
 
-PAGES = ["/agents", "/agents/weather-bot", "/annotations", "/calibration"]
+PAGES = [
+    "/agents",
+    "/agents/weather-bot",
+    "/annotations",
+    "/calibration",
+    "/fleet",
+    "/fleet/compare",
+    "/thresholds",
+]
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +98,60 @@ def test_a_key_cannot_open_or_label_what_it_may_not_see(
     assert stored.status_code == 303
     trajectory = client.get(f"/trajectories/{item[1]}", headers=other)
     assert trajectory.status_code == 404
+
+
+def _matrix(client: TestClient, key: str) -> list[str]:
+    page = client.get("/fleet", headers={"Authorization": f"Bearer {key}"})
+    assert page.status_code == 200
+    return re.findall(r'<th scope="row" class="matrix-agent"><a href="[^"]*">([^<]*)<', page.text)
+
+
+def test_the_fleet_shows_a_key_its_own_agents_and_an_admin_all(
+    keyed: tuple[TestClient, str, str, str],
+) -> None:
+    client, owner_key, other_key, admin_key = keyed
+    assert _matrix(client, owner_key) == ["weather-bot"]
+    assert _matrix(client, other_key) == []
+    assert sorted(_matrix(client, admin_key)) == ["billing-flow", "weather-bot"]
+    other = {"X-API-Key": other_key}
+    hidden = client.get("/fleet/compare?a=weather-bot&b=weather-bot", headers=other)
+    assert hidden.status_code == 404
+    assert "weather-bot" not in hidden.text.split("<main", 1)[1].replace('value=""', "")
+
+
+def test_the_header_count_is_the_keys_own(keyed: tuple[TestClient, str, str, str]) -> None:
+    from arbiter.store.api_key_repository import find_api_key
+    from arbiter.store.trust_repository import append_event
+
+    client, owner_key, other_key, admin_key = keyed
+    store = client.app.state.store  # type: ignore[attr-defined]
+    owner = find_api_key(store, owner_key)
+    assert owner is not None
+    append_event(
+        store,
+        kind="breaker_trip",
+        severity="danger",
+        agent="weather-bot",
+        owner=owner.id,
+        message="conduct fell to at_risk",
+    )
+    counts = {}
+    for name, key in (("owner", owner_key), ("other", other_key), ("admin", admin_key)):
+        page = client.get("/agents", headers={"X-API-Key": key})
+        found = re.search(r'id="header-unacked"[^>]*>(\d+)<', page.text)
+        assert found is not None
+        counts[name] = int(found.group(1))
+    assert counts == {"owner": 1, "other": 0, "admin": 1}
+    assert 'id="header-unacked"' not in client.get("/agents").text  # no key: no count
+
+
+def test_the_thresholds_page_says_only_an_admin_key_may_set_them(
+    keyed: tuple[TestClient, str, str, str],
+) -> None:
+    client, owner_key, _, admin_key = keyed
+    mine = client.get("/thresholds", headers={"X-API-Key": owner_key}).text
+    assert "this key is not an admin key" in mine
+    assert (
+        "this key is not an admin key"
+        not in client.get("/thresholds", headers={"X-API-Key": admin_key}).text
+    )
