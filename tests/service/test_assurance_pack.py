@@ -218,3 +218,22 @@ def test_the_agents_are_judged_by_the_policy_given(store: Store, key: SigningKey
     assert agents["policy"]["min_runs_proven"] == 3
     states = {a["agent"]: a["state"] for a in agents["agents"]}
     assert states["theirs"] != "provisional"  # 3 runs now suffice to judge it
+
+
+def test_runs_signed_with_the_pack_s_key_show_integrity_signed(
+    key: SigningKey, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arbiter.demo import trajectories_path
+    from arbiter.service.trajectories import store_sample_trajectories
+
+    monkeypatch.setenv("ARBITER_SIGNING_KEY", str(key.path))
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    asyncio.run(store_sample_trajectories(store, trajectories_path()))
+    pack = asyncio.run(build_assurance_pack(store, key, now=NOW))
+    other = create_signing_key(tmp_path / "other.pem")
+    unknown = asyncio.run(build_assurance_pack(store, other, now=NOW))
+    store.close()
+    integrity = {a["integrity"] for a in json.loads(_members(pack)["agents.json"])["agents"]}
+    assert integrity == {"signed"}
+    integrity = {a["integrity"] for a in json.loads(_members(unknown)["agents.json"])["agents"]}
+    assert integrity == {"changed"}  # their signatures do not hold under the pack's key
