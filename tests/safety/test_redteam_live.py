@@ -238,6 +238,12 @@ def test_a_cap_stops_the_red_team_cleanly_and_says_so(
     assert all(row.held == row.complete for row in report.categories)
 
 
+def test_a_case_given_twice_is_refused() -> None:
+    case = _case("injection")
+    with pytest.raises(InputError, match="given twice"):
+        asyncio.run(run_live_redteam(ignorer, cases=[case, case]))
+
+
 def test_a_recorded_run_is_no_agent_to_red_team() -> None:
     with pytest.raises(InputError, match="needs a live agent"):
         asyncio.run(run_live_redteam("precomputed:runs.jsonl"))

@@ -257,6 +257,11 @@ async def run_live_redteam(
     )
     if not suite:
         raise InputError("the red-team has no case to run")
+    seen: set[str] = set()
+    for case in suite:
+        if case.id in seen:
+            raise InputError(f"red-team case id {case.id[:200]!r} is given twice")
+        seen.add(case.id)
     executor: AgentExecutor
     if isinstance(agent, str):
         executor = agent_executor(agent)
