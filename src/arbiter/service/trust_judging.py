@@ -101,6 +101,9 @@ class RunJudgment(BaseModel):
     """Groundedness judges that failed a delivered answer."""
     withheld: bool = False
     """A gate withheld the answer (no condemnation is recorded)."""
+    advisory: list[str] = Field(default_factory=list)
+    """Groundedness judges that failed it but are advisory: their calibration fell below
+    the kappa floor, so their ruling condemns nothing."""
     event_id: int | None = None
     """The ``judge_condemnation`` event recorded."""
     model: ModelCalls = Field(default_factory=ModelCalls)
@@ -307,6 +310,8 @@ class IngestJudges:
             family=GROUNDEDNESS_FAMILY,
             withheld=withheld,
         )
+        advisory = await asyncio.to_thread(_advisory, store, condemned) if condemned else []
+        condemned = [name for name in condemned if name not in advisory]
         outcome = outcome.model_copy(
             update={
                 "judged": True,
@@ -317,6 +322,7 @@ class IngestJudges:
                 },
                 "condemned_by": condemned,
                 "withheld": withheld,
+                "advisory": advisory,
                 "model": panel.model,
             }
         )
@@ -326,6 +332,22 @@ class IngestJudges:
             )
             outcome = outcome.model_copy(update={"event_id": event_id})
         return outcome
+
+
+def _advisory(store: Store, judges: list[str]) -> list[str]:
+    """The judges whose calibration on their dimension fell below the kappa floor (see
+    :mod:`arbiter.service.trust_calibration`); a judge never measured is not among them."""
+    from arbiter.judges.judges import JUDGES
+    from arbiter.service.trust_calibration import judge_standings
+
+    standings = judge_standings(store)
+    found = []
+    for name in judges:
+        definition = JUDGES.get(name)
+        dimension = definition.dimension if definition is not None else name
+        if standings.get((name, dimension)) == "advisory":
+            found.append(name)
+    return found
 
 
 def _withheld(store: Store, run: Trajectory | FlowRun, owner: str | None) -> bool:

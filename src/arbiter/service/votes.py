@@ -78,7 +78,7 @@ def cast_vote(
     record = get_trajectory(store, run_id, viewer=viewer)
     if record is None:
         raise StoreError(f"no agent run {run_id!r}")
-    return add_vote(
+    cast = add_vote(
         store,
         run_id=record.id,
         agent=record.agent,
@@ -88,6 +88,11 @@ def cast_vote(
         verdict_seen=record.passed,
         now=now,
     )
+    # A vote is a calibration pair: a judge it takes below the kappa floor is an event.
+    from arbiter.service.trust_calibration import check_calibration_quietly
+
+    check_calibration_quietly(store)
+    return cast
 
 
 def _latest(votes: list[Vote]) -> list[Vote]:
