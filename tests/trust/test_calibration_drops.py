@@ -182,3 +182,21 @@ def test_a_judge_fallen_below_the_floor_condemns_nothing(store: Store) -> None:
     assert judged.event_id is None
     kinds = [e.kind for e in list_events(store, viewer=None)]
     assert kinds.count("judge_condemnation") == 1
+
+
+def test_labels_that_take_a_judge_below_the_floor_are_one_event(store: Store) -> None:
+    from arbiter.contract import Score
+    from arbiter.service.annotations import annotate
+
+    def label(item: str, passed: bool, verdict: str) -> None:
+        ruling = Score(name="groundedness", passed=passed, value=1.0 if passed else 0.0)
+        annotate(store, item, "groundedness", verdict, "ana", ruling=ruling)  # type: ignore[arg-type]
+
+    for n in range(12):  # the person agrees with the judge on every item
+        label(f"a{n}", n % 2 == 0, "agree")
+    assert list_events(store, kind="calibration_drop") == []
+    for n in range(12):  # then disagrees on as many
+        label(f"b{n}", n % 2 == 0, "disagree")
+    (event,) = list_events(store, kind="calibration_drop")
+    assert event.details["judge"] == "groundedness"
+    assert event.details["dimension"] == "groundedness"

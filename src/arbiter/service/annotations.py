@@ -95,6 +95,10 @@ def annotate(
     }
     annotation = validate_document(Annotation, fields, where="annotation")
     add_annotations(store, [annotation])
+    if annotation.ruling is not None:  # a calibration pair: see the kappa floor's check
+        from arbiter.service.trust_calibration import check_calibration_quietly
+
+        check_calibration_quietly(store)
     return annotation
 
 
@@ -162,6 +166,10 @@ def import_annotations(
         for a in read_annotations(path, annotator=annotator, now=now)
     ]
     add_annotations(store, annotations)
+    if any(a.ruling is not None for a in annotations):
+        from arbiter.service.trust_calibration import check_calibration_quietly
+
+        check_calibration_quietly(store)
     return annotations
 
 
