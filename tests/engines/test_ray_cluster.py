@@ -438,7 +438,8 @@ def test_docs_scale_md_commands_print_what_the_page_shows(
     from tests.docs.doc_examples import Session, examples
 
     page = examples(SCALE_PAGE)
-    assert [e.chapter for e in page] == ["A run on a local two-node cluster"] * len(page)
+    chapters = {"A run on a local two-node cluster", "The server on several processes"}
+    assert {e.chapter for e in page} <= chapters
     assert sum("--engine ray" in e.code for e in page) >= 1
     session = Session(tmp_path / ".arbiter")
     for example in page:
