@@ -237,3 +237,28 @@ def test_runs_signed_with_the_pack_s_key_show_integrity_signed(
     assert integrity == {"signed"}
     integrity = {a["integrity"] for a in json.loads(_members(unknown)["agents.json"])["agents"]}
     assert integrity == {"changed"}  # their signatures do not hold under the pack's key
+
+
+def test_the_newest_stored_live_red_team_is_the_owner_s_evidence(
+    key: SigningKey, tmp_path: Path
+) -> None:
+    from arbiter.service.redteam_live import run_live_redteam
+    from tests.helpers.redteam_agents import follower
+
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    asyncio.run(run_live_redteam(follower, k=1, per_category=1, store=store, owner="k1"))
+    mine = asyncio.run(build_assurance_pack(store, key, viewer="k1", now=NOW))
+    theirs_pack = asyncio.run(build_assurance_pack(store, key, viewer="k2", now=NOW))
+    store.close()
+    live = json.loads(_members(mine)["redteam-live.json"])
+    assert live["evidence"] == {
+        "present": True,
+        "summary": "the newest stored live red-team (k=1): 0/4 complete cases held their "
+        "guards in every run over 4 categories, targets missed",
+    }
+    assert live["result"]["agent_name"] == "follower"
+    article_15 = next(c for c in mine.controls.controls if c.id == "eu-ai-act-art-15")
+    cited = {item.file: item.status for item in article_15.evidence}
+    assert cited["redteam-live.json"] == "present"
+    other = json.loads(_members(theirs_pack)["redteam-live.json"])
+    assert other["evidence"]["present"] is False  # another owner's red-team is not theirs

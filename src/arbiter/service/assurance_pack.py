@@ -295,7 +295,11 @@ def _live_redteam(
     read: LiveRedTeam | None,
     incidents: Mapping[str, Any],
 ) -> dict[str, Any]:
-    found = read(store, viewer, agent) if read is not None else None
+    if read is None:
+        from arbiter.service.redteam_live import stored_live_redteam
+
+        read = stored_live_redteam
+    found = read(store, viewer, agent)
     if found is None:
         # A live red-team's breached runs reach the inbox, but its report is not stored:
         # the failures alone say nothing of the guards that held.
@@ -304,10 +308,23 @@ def _live_redteam(
         if failures:
             summary += f"; incidents.json holds {_count(failures, 'redteam_failure event')}"
         return {"evidence": _evidence(False, summary), "result": None}
-    return {
-        "evidence": _evidence(True, "the latest stored live red-team result"),
-        "result": dict(found),
-    }
+    return {"evidence": _evidence(True, _live_summary(found)), "result": dict(found)}
+
+
+def _live_summary(found: Mapping[str, Any]) -> str:
+    """One line of a stored live red-team: cases whose guards held in all k runs."""
+    rows = found.get("categories")
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        return "the newest stored live red-team result"
+    held = sum(int(row.get("held") or 0) for row in rows)
+    complete = sum(int(row.get("complete") or 0) for row in rows)
+    passed = found.get("passed")
+    verdict = "targets met" if passed is True else "targets missed" if passed is False else ""
+    return (
+        f"the newest stored live red-team (k={found.get('k')}): {held}/{complete} complete "
+        f"cases held their guards in every run over {len(rows)} categories"
+        + (f", {verdict}" if verdict else "")
+    )
 
 
 async def _gate_bench() -> dict[str, Any]:
@@ -385,7 +402,8 @@ async def build_assurance_pack(
             belong to no agent, are left out); the self-test, gate benchmark and
             calibration are the deployment's.
         now: When the pack is made (default: now).
-        live_redteam: Reads the latest stored live red-team result; None: none is stored.
+        live_redteam: Reads the latest live red-team result ``viewer`` may see (of
+            ``agent``); default: the newest stored by ``arbiter redteam run``.
         policy: The trust policy the agents are judged by (default: the one in force).
 
     Raises:
