@@ -1,6 +1,7 @@
 """How fast the run pages open on a run of 100 results and on one of 100,000.
 
-Run: ``python bench/ui_pages.py [--small 100] [--large 100000] [--repeat 15]``.
+Run: ``python bench/ui_pages.py [--small 100] [--large 100000] [--repeat 15]``, or
+``python bench/ui_pages.py --rss [--runs 1000] [--per-run 100]`` for the server's memory.
 
 Two SQLite stores are filled through the real ``Store`` (a dataset, a run, its results
 with a ``label`` score, 20% failing), the app is served by uvicorn on a local port, and
@@ -15,13 +16,23 @@ each page is fetched over HTTP:
 
 It prints each median and its ratio large / small (target: the warm run page of the large
 run within 2x the small one's). A benchmark, never a test: it prints, it does not assert.
+
+``--rss`` fills one store with ``--runs`` runs of ``--per-run`` results (1,000 x 100:
+100,000 results), starts ``arbiter serve`` on it as a process of its own, opens every
+page kind (every page of the runs table, every run's page, failing tab and last page of
+examples, a compare of each run with the one before, the agents, annotation, calibration
+and inbox pages, the REST lists) and prints the server's resident memory: idle, after,
+and its peak (``VmHWM``). Target: a peak under 500 MB.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,9 +55,10 @@ _LABELS = ("low", "high")
 _COHORTS = ("wire", "card", "cash", "crypto")
 
 
-def seed(store: Store, n: int) -> str:
-    """A completed run of ``n`` examples with one result each, 20% of them failing."""
-    rnd = random.Random(n)
+def seed(store: Store, n: int, index: int = 0) -> str:
+    """A completed run of ``n`` examples with one result each, 20% of them failing
+    (``index`` numbers the run among several of one size)."""
+    rnd = random.Random(f"{n}-{index}" if index else n)
     examples = [
         Example(
             id=f"ex-{i:06d}",
@@ -62,7 +74,7 @@ def seed(store: Store, n: int) -> str:
         system={"kind": "python", "target": "bench:classify"},
         config=RunConfig().model_dump(mode="json"),
         n_pairs=n,
-        name=f"bench {n:,}",
+        name=f"bench {n:,}" + (f" #{index}" if index else ""),
     )
     segment = store.start_segment(run_id)
     batch: list[PairResult] = []
@@ -168,13 +180,102 @@ def measure(small: int, large: int, repeat: int, folder: Path) -> dict[str, tupl
     return figures
 
 
+RSS_TARGET_MB = 500.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _memory_mb(pid: int) -> tuple[float, float]:
+    """``(current, peak)`` resident memory of process ``pid`` in MB (VmRSS, VmHWM)."""
+    found: dict[str, float] = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[key] = int(rest.split()[0]) / 1024
+    return found["VmRSS"], found["VmHWM"]
+
+
+def _wait_healthy(client: httpx.Client, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"arbiter serve exited with {server.returncode}")
+        try:
+            if client.get("/v1/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)  # a benchmark polls; tests wait on events
+    raise SystemExit("arbiter serve did not answer within 60 s")
+
+
+def measure_rss(runs: int, per_run: int, folder: Path) -> None:
+    """Peak RSS of ``arbiter serve`` (its own process) over a store of ``runs`` runs of
+    ``per_run`` results while every page kind is opened: each page of the runs table,
+    each run's page (first open, failing tab, last page of examples), compares, the
+    agents, annotation, calibration and inbox pages, and the REST lists."""
+    home = folder / "home"
+    home.mkdir()
+    store = Store(f"sqlite:///{home / 'arbiter.db'}")
+    started = time.perf_counter()
+    run_ids = [seed(store, per_run, index) for index in range(runs)]
+    store.close()
+    print(
+        f"  seeded {runs:,} runs of {per_run:,} results "
+        f"({runs * per_run:,}) in {time.perf_counter() - started:.1f} s",
+        flush=True,
+    )
+    port = _free_port()
+    env = {**os.environ, "ARBITER_HOME": str(home)}
+    env.pop("ARBITER_DB_URL", None)
+    command = [str(Path(sys.executable).with_name("arbiter")), "serve", "--port", str(port)]
+    server = subprocess.Popen(command, env=env, cwd=folder, stdout=subprocess.DEVNULL)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
+            _wait_healthy(client, server)
+            idle, _ = _memory_mb(server.pid)
+            last = max(1, -(-per_run // 50))
+            pages = ["/", "/agents", "/annotations", "/calibration", "/inbox", "/v1/runs"]
+            pages += [f"/?page={p}" for p in range(2, runs // 20 + 2)]
+            for i, run_id in enumerate(run_ids):
+                pages += [f"/runs/{run_id}", f"/runs/{run_id}?show=failing"]
+                pages += [f"/runs/{run_id}?page={last}", f"/v1/runs/{run_id}/results?limit=50"]
+                if i:
+                    pages.append(f"/compare?a={run_ids[i - 1]}&b={run_id}")
+            started = time.perf_counter()
+            for page in pages:
+                _get(client, page)
+            took = time.perf_counter() - started
+            now, peak = _memory_mb(server.pid)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    print(f"  opened {len(pages):,} pages in {took:.1f} s")
+    print(f"  arbiter serve RSS: {idle:,.0f} MB idle, {now:,.0f} MB after, peak {peak:,.0f} MB")
+    verdict = "met" if peak < RSS_TARGET_MB else "MISSED"
+    print(f"  target: peak under {RSS_TARGET_MB:,.0f} MB: {verdict}")
+
+
 def main() -> None:
-    """Measure both sizes and print the table with ratios."""
+    """Measure both sizes and print the table with ratios (``--rss``: the server's peak
+    memory over a store of many runs instead)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--rss", action="store_true", help="measure the server's peak RSS")
+    parser.add_argument("--runs", type=int, default=1_000, help="runs in the --rss store")
+    parser.add_argument("--per-run", type=int, default=100, help="results per --rss run")
     args = parser.parse_args()
+    if args.rss:
+        with tempfile.TemporaryDirectory() as tmp:
+            measure_rss(args.runs, args.per_run, Path(tmp))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         figures = measure(args.small, args.large, args.repeat, Path(tmp))
     print()
