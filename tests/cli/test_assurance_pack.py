@@ -195,7 +195,7 @@ def test_a_pack_without_a_key_exits_3_with_one_line(cli: Any) -> None:
     [
         (["--key", "missing.pem"], "missing.pem: cannot read the signing key"),
         (["--out", "no/such/folder/pack.zip"], "cannot write the assurance pack"),
-        (["--agent", "nobody"], "no agent named 'nobody' has a stored run or inbox event"),
+        (["--agent", "nobody"], "no agent named 'nobody' has a stored run, inbox event"),
     ],
 )
 def test_bad_input_exits_3_and_writes_nothing(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from arbiter.attest import SigningKey, create_signing_key, verify_artifact
+from arbiter.errors import InputError
 from arbiter.safety.controls import shipped_controls
 from arbiter.service.assurance_pack import AssurancePack, build_assurance_pack
 from arbiter.service.inbox import resolve_event
@@ -262,3 +263,19 @@ def test_the_newest_stored_live_red_team_is_the_owner_s_evidence(
     assert cited["redteam-live.json"] == "present"
     other = json.loads(_members(theirs_pack)["redteam-live.json"])
     assert other["evidence"]["present"] is False  # another owner's red-team is not theirs
+
+
+def test_an_agent_known_only_by_its_live_red_team_has_a_pack(
+    key: SigningKey, tmp_path: Path
+) -> None:
+    from arbiter.service.redteam_live import run_live_redteam
+    from tests.helpers.redteam_agents import ignorer
+
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    asyncio.run(run_live_redteam(ignorer, k=1, per_category=1, store=store))
+    pack = asyncio.run(build_assurance_pack(store, key, agent="ignorer", now=NOW))
+    with pytest.raises(InputError, match="no agent named 'nobody'"):
+        asyncio.run(build_assurance_pack(store, key, agent="nobody", now=NOW))
+    store.close()
+    live = json.loads(_members(pack)["redteam-live.json"])
+    assert live["result"]["passed"] is True

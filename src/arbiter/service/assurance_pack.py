@@ -407,7 +407,8 @@ async def build_assurance_pack(
         policy: The trust policy the agents are judged by (default: the one in force).
 
     Raises:
-        InputError: ``agent`` names no agent with a run or an inbox event ``viewer`` may see.
+        InputError: ``agent`` names no agent with a run, an inbox event or a live
+            red-team ``viewer`` may see.
     """
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     incidents = _incidents(store, viewer, agent)
@@ -424,10 +425,11 @@ async def build_assurance_pack(
         evidence["agents.json"]["agents"]
         or evidence["evaluations.json"]["agents"]
         or incidents["events"]
+        or evidence["redteam-live.json"]["result"]
     ):
         raise InputError(
-            f"assurance pack: no agent named {agent[:200]!r} has a stored run or inbox event"
-            + ("" if viewer is None else " of this key")
+            f"assurance pack: no agent named {agent[:200]!r} has a stored run, inbox event "
+            "or live red-team" + ("" if viewer is None else " of this key")
         )
     controls = control_map(
         shipped_controls(),
