@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arbiter.config import Settings
 from arbiter.contract import Dataset, Example, Output, PairResult, RunConfig, Score
 from arbiter.server.app import create_app
+from arbiter.server.pages_runs import RUNS_PER_PAGE
 from arbiter.store import Store
 from tests.helpers.local_server import serve_on_free_port
 
@@ -241,7 +242,7 @@ def measure_rss(runs: int, per_run: int, folder: Path) -> None:
             idle, _ = _memory_mb(server.pid)
             last = max(1, -(-per_run // 50))
             pages = ["/", "/agents", "/annotations", "/calibration", "/inbox", "/v1/runs"]
-            pages += [f"/?page={p}" for p in range(2, runs // 20 + 2)]
+            pages += [f"/?page={p}" for p in range(2, -(-runs // RUNS_PER_PAGE) + 1)]
             for i, run_id in enumerate(run_ids):
                 pages += [f"/runs/{run_id}", f"/runs/{run_id}?show=failing"]
                 pages += [f"/runs/{run_id}?page={last}", f"/v1/runs/{run_id}/results?limit=50"]
