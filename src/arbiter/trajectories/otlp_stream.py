@@ -161,8 +161,9 @@ def _last_lines(file: Path) -> dict[str, int] | None:
                 first = False
                 if not _closes(raw.removeprefix(_BOM)):
                     return None
-            for match in _TRACE_ID.finditer(raw):
-                last[normalized_id(match.group(1))] = number
+            # A line names its trace once per span: each id written is read once a line.
+            for written in set(_TRACE_ID.findall(raw)):
+                last[normalized_id(written)] = number
     return last
 
 
