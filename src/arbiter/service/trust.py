@@ -13,6 +13,7 @@ Its settings are the ``trust_*`` fields of :class:`~arbiter.config.Settings`
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HistoryItem",
     "agent_trust",
+    "current_settings",
     "evaluate_breaker",
     "is_frozen",
     "trust_history",
@@ -69,6 +71,36 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+_CURRENT: tuple[tuple[object, ...], Settings] | None = None
+
+
+def _environment() -> tuple[object, ...]:
+    """What :class:`Settings` are read from: the working directory, its ``.env`` file
+    (size and time of change) and the ``ARBITER_*`` variables (any case)."""
+    folder = os.getcwd()
+    try:
+        found = os.stat(os.path.join(folder, ".env"))
+        dotenv: tuple[int, int] | None = (found.st_size, found.st_mtime_ns)
+    except OSError:
+        dotenv = None
+    names = sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("ARBITER_"))
+    return folder, dotenv, tuple(names)
+
+
+def current_settings() -> Settings:
+    """``Settings()`` as the environment gives them now, built again only when what they
+    are read from changed (building them reads the ``.env`` file and every variable, a
+    cost the ingest path would otherwise pay on every request)."""
+    global _CURRENT
+    key = _environment()
+    held = _CURRENT
+    if held is not None and held[0] == key:
+        return held[1]
+    built = Settings()
+    _CURRENT = (key, built)
+    return built
 
 
 def trust_policy(settings: Settings | None = None) -> TrustPolicy:
@@ -205,7 +237,7 @@ async def evaluate_breaker(
     OpenTelemetry event (on a span of ``telemetry``'s, else on the current span).
     """
     try:
-        settings = settings or Settings()
+        settings = settings or current_settings()
         policy = policy or trust_policy(settings)
     except Exception as exc:
         log.warning("trust breaker skipped: %s", exc)
