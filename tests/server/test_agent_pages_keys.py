@@ -155,3 +155,21 @@ def test_the_thresholds_page_says_only_an_admin_key_may_set_them(
         "this key is not an admin key"
         not in client.get("/thresholds", headers={"X-API-Key": admin_key}).text
     )
+
+
+def test_only_an_admin_key_sets_the_thresholds_from_the_page(
+    keyed: tuple[TestClient, str, str, str],
+) -> None:
+    client, owner_key, _, admin_key = keyed
+    form = {"preset": "strict", "danger.max_cost_usd": "0.4"}
+    refused = client.post("/thresholds", data=form, headers={"X-API-Key": owner_key})
+    assert refused.status_code == 403
+    assert "Only an admin key" in refused.text
+    assert "&gt; 0.4" not in refused.text  # nothing was set
+    assert client.post("/thresholds", data=form).status_code == 401
+    done = client.post(
+        "/thresholds", data=form, headers={"X-API-Key": admin_key}, follow_redirects=False
+    )
+    assert done.status_code == 303
+    page = client.get("/thresholds", headers={"X-API-Key": admin_key}).text
+    assert "&gt; 0.4" in page

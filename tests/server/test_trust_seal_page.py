@@ -55,6 +55,12 @@ def test_the_seal_says_what_the_signatures_say(store: Store, tmp_path: Path) -> 
     assert _seal(client, "plain-bot") == "unsigned"
     assert _seal(client, "changed-bot") == "changed"
     assert "capped at watch" in client.get("/agents/changed-bot").text
+    # The fleet's matrix and the roster's cards say the same as each agent's page.
+    for page in ("/fleet", "/agents"):
+        text = client.get(page).text
+        for agent, seal in (("signed-bot", "signed"), ("plain-bot", "unsigned")):
+            row = text[text.index(f">{agent}<") :]
+            assert re.search(r'<span class="seal seal-(\w+)"', row).group(1) == seal, page  # type: ignore[union-attr]
 
 
 def test_without_a_key_the_seal_is_unknown(store: Store, tmp_path: Path) -> None:

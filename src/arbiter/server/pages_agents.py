@@ -46,9 +46,9 @@ from arbiter.service.agent_roster import (
 from arbiter.store import Store
 
 if TYPE_CHECKING:
-    from arbiter.service.trust import HistoryItem
+    from arbiter.service.trust import HistoryItem, SignatureChecker
 
-__all__ = ["ScorerFacts", "Who", "key_needed", "router"]
+__all__ = ["ScorerFacts", "Who", "integrity_checker", "key_needed", "router"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -145,7 +145,12 @@ def agents_page(
     from arbiter.service.fleet import fleet_posture
     from arbiter.service.trust import trust_policy
 
-    posture = fleet_posture(store, viewer=who.viewer, policy=trust_policy(settings))
+    posture = fleet_posture(
+        store,
+        viewer=who.viewer,
+        policy=trust_policy(settings),
+        checker=integrity_checker(store, settings),
+    )
     # One card per name: the first owner's row (by name order) stands for the name.
     dimensions = {
         row.status.agent: [c for c in row.dimensions if c.rate is not None]
@@ -303,6 +308,19 @@ def agent_page(
     )
 
 
+def integrity_checker(store: Store, settings: Settings) -> SignatureChecker | None:
+    """A check of stored runs' signatures under the configured signing key; None when no
+    key is configured (integrity is then unknown and caps nothing)."""
+    from arbiter.service.attestation import configured_signer
+
+    key = configured_signer(settings)
+    if key is None:
+        return None
+    from arbiter.service.trust_integrity import signature_checker
+
+    return signature_checker(store, key.public_key)
+
+
 _HISTORY_SHOWN = 20
 """Trust history entries the agent page shows, newest first."""
 
@@ -312,17 +330,14 @@ def _trust_of(
 ) -> list[tuple[TrustStatus, list[HistoryItem]]]:
     """The agent's trust status per owner the key may see (integrity checked under the
     configured signing key, when there is one), each with its newest history entries."""
-    from arbiter.service.attestation import configured_signer
     from arbiter.service.trust import trust_history, trust_policy, trust_statuses
 
-    checker = None
-    key = configured_signer(settings)
-    if key is not None:
-        from arbiter.service.trust_integrity import signature_checker
-
-        checker = signature_checker(store, key.public_key)
     statuses = trust_statuses(
-        store, viewer=who.viewer, agent=name, policy=trust_policy(settings), checker=checker
+        store,
+        viewer=who.viewer,
+        agent=name,
+        policy=trust_policy(settings),
+        checker=integrity_checker(store, settings),
     )
     return [
         (s, trust_history(store, name, owner=s.owner)[-_HISTORY_SHOWN:][::-1]) for s in statuses

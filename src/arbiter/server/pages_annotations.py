@@ -39,7 +39,7 @@ from arbiter.server.runs_view import pretty_json
 from arbiter.service.trust_queue import ambiguous_tail, recent_rulings
 from arbiter.store import Store
 
-__all__ = ["ANNOTATOR_COOKIE", "router"]
+__all__ = ["ANNOTATOR_COOKIE", "router", "same_site"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -58,7 +58,7 @@ def _annotator(request: Request) -> str:
     return (request.cookies.get(ANNOTATOR_COOKIE) or "").strip()[:200]
 
 
-def _same_site(request: Request) -> bool:
+def same_site(request: Request) -> bool:
     """Whether a form post came from this server's own pages."""
     if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return False
@@ -185,7 +185,7 @@ def annotate_page(
     if who is None:
         return key_needed(request, tpl, "annotations")
     back = back if back.startswith("/annotations") else "/annotations"
-    if not _same_site(request):
+    if not same_site(request):
         return _problem(
             request,
             tpl,
@@ -242,7 +242,7 @@ def annotator_page(
     if who is None:
         return key_needed(request, tpl, "annotations")
     back = back if back.startswith("/annotations") else "/annotations"
-    if not _same_site(request):
+    if not same_site(request):
         return _problem(
             request, tpl, 403, "Refused", "A name can only be set from Arbiter's own pages.", back
         )

@@ -8,29 +8,40 @@ deployment's default band thresholds.
 - ``/fleet/compare?a=&b=``: two agents' state, conduct and dimensions side by side, the
   change of each dimension from A to B;
 - ``/thresholds``: the band lines in force per metric drawn as healthy / review / danger
-  beside the shipped ones, the preset, and the history of changes (read-only: the lines
-  are set with ``arbiter trust thresholds set`` or ``PUT /v1/trust/thresholds``).
+  beside the shipped ones, the preset, and the history of changes; ``POST /thresholds``
+  sets them from the page's form (an admin key, from this server's own pages; the same
+  function as ``arbiter trust thresholds set`` and ``PUT /v1/trust/thresholds``).
 
 Data comes from :mod:`arbiter.service.fleet` and :mod:`arbiter.service.trust_thresholds`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.templating import Jinja2Templates
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from arbiter.config import Settings
+from arbiter.errors import InputError
+from arbiter.server.auth import Principal
 from arbiter.server.charts import DeltaRow
 from arbiter.server.deps import app_settings, app_store, templates
-from arbiter.server.pages_agents import Who, key_needed
+from arbiter.server.pages_agents import Who, integrity_checker, key_needed
+from arbiter.server.pages_annotations import same_site
 from arbiter.server.pages_common import render
 from arbiter.service.fleet import FleetPosture, FleetRow, fleet_posture, fleet_timeline
 from arbiter.service.trust import trust_policy
-from arbiter.service.trust_thresholds import thresholds_history, thresholds_view
+from arbiter.service.trust_thresholds import (
+    set_thresholds,
+    shipped_lines,
+    thresholds_history,
+    thresholds_view,
+)
 from arbiter.store import Store
+from arbiter.trust.thresholds import PRESETS
 
 __all__ = ["router"]
 
@@ -49,7 +60,9 @@ def fleet_page(
     if who is None:
         return key_needed(request, tpl, nav="fleet")
     policy = trust_policy(settings)
-    posture = fleet_posture(store, viewer=who.viewer, policy=policy)
+    posture = fleet_posture(
+        store, viewer=who.viewer, policy=policy, checker=integrity_checker(store, settings)
+    )
     states = [r.status.state for r in posture.rows]
     kpis = {
         "agents": len(posture.rows),
@@ -92,7 +105,12 @@ def fleet_compare_page(
     """Two agents side by side: state, integrity, conduct and each dimension."""
     if who is None:
         return key_needed(request, tpl, nav="fleet")
-    posture = fleet_posture(store, viewer=who.viewer, policy=trust_policy(settings))
+    posture = fleet_posture(
+        store,
+        viewer=who.viewer,
+        policy=trust_policy(settings),
+        checker=integrity_checker(store, settings),
+    )
     left, right = _pick(posture, a), _pick(posture, b)
     missing = [side for side, row, given in (("A", left, a), ("B", right, b)) if given and not row]
     context: dict[str, object] = {
@@ -114,11 +132,17 @@ def fleet_compare_page(
     return render(request, tpl, "fleet_compare.html", context, status_code=404 if missing else 200)
 
 
-@router.get("/thresholds")
-def thresholds_page(request: Request, store: StoreDep, tpl: TemplatesDep, who: Who) -> Response:
-    """The default band thresholds in force, drawn per metric, and their history."""
-    if who is None:
-        return key_needed(request, tpl, nav="fleet")
+def _thresholds_page(
+    request: Request,
+    store: Store,
+    tpl: Jinja2Templates,
+    who: Principal,
+    *,
+    error: str | None = None,
+    saved: bool = False,
+    status_code: int = 200,
+) -> Response:
+    history = thresholds_history(store)
     return render(
         request,
         tpl,
@@ -126,7 +150,108 @@ def thresholds_page(request: Request, store: StoreDep, tpl: TemplatesDep, who: W
         {
             "nav": "fleet",
             "view": thresholds_view(store),
-            "history": thresholds_history(store),
+            "history": history,
+            "own": _own_lines(history[0].thresholds if history else {}),
+            "presets": PRESETS,
             "admin": who.admin,
+            "error": error,
+            "saved": saved,
         },
+        status_code=status_code,
     )
+
+
+def _own_lines(stored: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """The deployment's own lines as the form shows them: text per field, by metric."""
+    shown: dict[str, dict[str, str]] = {}
+    for key, line in stored.items():
+        if line == "off":
+            shown[key] = {"off": "on"}
+        elif isinstance(line, int | float):
+            shown[key] = {"danger": f"{line:g}"}
+        elif isinstance(line, Mapping):
+            shown[key] = {
+                part: f"{value:g}"
+                for part, value in line.items()
+                if part in ("healthy", "danger") and isinstance(value, int | float)
+            }
+    return shown
+
+
+@router.get("/thresholds")
+def thresholds_page(
+    request: Request,
+    store: StoreDep,
+    tpl: TemplatesDep,
+    who: Who,
+    saved: Annotated[bool, Query()] = False,
+) -> Response:
+    """The default band thresholds in force, drawn per metric, and their history; for an
+    admin key, the form that sets them."""
+    if who is None:
+        return key_needed(request, tpl, nav="fleet")
+    return _thresholds_page(request, store, tpl, who, saved=saved)
+
+
+def _form_number(text: str, field: str) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{field}: expected a number, got {text[:40]!r}") from None
+
+
+def _form_lines(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The form's own lines as a thresholds table (a metric left blank is not in it)."""
+    table: dict[str, Any] = {}
+    for key in shipped_lines():
+        if form.get(f"off.{key}"):
+            table[key] = "off"
+            continue
+        line = {
+            part: value
+            for part in ("healthy", "danger")
+            if (value := _form_number(str(form.get(f"{part}.{key}", ""))[:100], f"{part}.{key}"))
+            is not None
+        }
+        if line:
+            table[key] = line
+    return table
+
+
+@router.post("/thresholds")
+async def set_thresholds_page(
+    request: Request, store: StoreDep, tpl: TemplatesDep, who: Who
+) -> Response:
+    """Set the default band thresholds from the page's form (an admin key, from this
+    server's own pages); back to the page (303), or the page with the error (400)."""
+    if who is None:
+        return key_needed(request, tpl, nav="fleet")
+    if not who.admin:
+        return _thresholds_page(
+            request,
+            store,
+            tpl,
+            who,
+            error="Only an admin key may set the deployment's thresholds.",
+            status_code=403,
+        )
+    if not same_site(request):
+        return _thresholds_page(
+            request,
+            store,
+            tpl,
+            who,
+            error="Thresholds can only be set from Arbiter's own pages.",
+            status_code=403,
+        )
+    form = await request.form()
+    preset = str(form.get("preset", "balanced"))[:40]
+    try:
+        table = _form_lines(form)
+        set_thresholds(store, preset=preset, thresholds=table, by=who.key_id or "server")
+    except InputError as exc:
+        return _thresholds_page(request, store, tpl, who, error=str(exc), status_code=400)
+    return RedirectResponse("/thresholds?saved=true#lines", status_code=303)

@@ -230,3 +230,53 @@ def test_the_annotation_page_lists_online_rulings_and_the_tail(page: Page, fleet
     assert tail.count() == 1
     assert "all abstained" in tail.first.inner_text()
     assert page.locator("#tail-online tbody tr").count() == 1
+
+
+# The form tests change the stored thresholds: they come last in this module.
+
+
+def test_the_thresholds_form_sets_lines_kept_in_the_history(page: Page, fleet: Fleet) -> None:
+    page.goto(fleet.url + "/thresholds")
+    page.fill("input[name='healthy.max_tokens']", "5000")
+    page.fill("input[name='danger.max_tokens']", "40000")
+    page.check("input[name='off.max_steps']")
+    page.select_option("select[name='preset']", "lenient")
+    with page.expect_navigation():
+        page.click("#thresholds-form button[type=submit]")
+    assert page.url.endswith("/thresholds?saved=true#lines")
+    assert "Saved" in page.locator(".flash").inner_text()
+    tokens = page.locator("#threshold-lines tbody tr", has_text="max_tokens")
+    assert "≤ 5,000" in tokens.inner_text()
+    assert "> 40,000" in tokens.inner_text()
+    steps = page.locator("#threshold-lines tbody tr", has_text="max_steps").first
+    assert "off" in steps.inner_text()
+    assert page.locator("#threshold-history tbody tr").first.inner_text().split("\t")[2] == (
+        "lenient"
+    )
+    assert page.locator("input[name='healthy.max_tokens']").input_value() == "5000"
+
+
+def test_a_line_on_the_wrong_side_is_refused_and_named(page: Page, fleet: Fleet) -> None:
+    before = page.goto(fleet.url + "/thresholds")
+    assert before is not None
+    rows = page.locator("#threshold-history tbody tr").count()
+    page.fill("input[name='healthy.min_efficiency']", "0.2")
+    page.fill("input[name='danger.min_efficiency']", "0.5")
+    with page.expect_navigation():
+        page.click("#thresholds-form button[type=submit]")
+    error = page.locator("#thresholds-error").inner_text()
+    assert "min_efficiency.healthy" in error
+    assert "below the danger line" in error
+    assert page.locator("#threshold-history tbody tr").count() == rows
+
+
+def test_a_form_post_from_another_site_is_refused(fleet: Fleet) -> None:
+    rows = len(httpx.get(fleet.url + "/thresholds").text.split("<tr"))
+    answer = httpx.post(
+        fleet.url + "/thresholds",
+        data={"preset": "strict"},
+        headers={"Origin": "http://elsewhere.example", "Sec-Fetch-Site": "cross-site"},
+    )
+    assert answer.status_code == 403
+    assert "own pages" in answer.text
+    assert len(httpx.get(fleet.url + "/thresholds").text.split("<tr")) == rows
