@@ -46,6 +46,7 @@ from arbiter.errors import (
     SystemTimeout,
     SystemUnderTestError,
 )
+from arbiter.harness.compact import ReportInputs
 from arbiter.harness.report import build_report
 from arbiter.harness.sink import Lease, RunStore
 from arbiter.http.retry import RetryBudget, RetryPolicy
@@ -379,6 +380,8 @@ async def _execute(
     """Run ``pairs`` on ``engine``; persist each result as soon as it arrives."""
     finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
     done = already_done
+    # The store keeps each result whole; the report needs only a small part of it.
+    compact = ReportInputs().compact
 
     async def arrived(result: PairResult) -> None:
         finished.put_nowait(result)
@@ -408,7 +411,7 @@ async def _execute(
                 if store is not None and run_id is not None:
                     last_write = loop.time()
                     await asyncio.to_thread(store.add_results, run_id, batch)
-                sink.extend(batch)
+                sink.extend(compact(result) for result in batch)
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
