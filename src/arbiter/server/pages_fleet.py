@@ -168,10 +168,10 @@ def _own_lines(stored: Mapping[str, Any]) -> dict[str, dict[str, str]]:
         if line == "off":
             shown[key] = {"off": "on"}
         elif isinstance(line, int | float):
-            shown[key] = {"danger": f"{line:g}"}
+            shown[key] = {"danger": f"{line:.15g}"}
         elif isinstance(line, Mapping):
             shown[key] = {
-                part: f"{value:g}"
+                part: f"{value:.15g}"
                 for part, value in line.items()
                 if part in ("healthy", "danger") and isinstance(value, int | float)
             }

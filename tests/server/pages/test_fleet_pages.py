@@ -280,3 +280,13 @@ def test_a_form_post_from_another_site_is_refused(fleet: Fleet) -> None:
     assert answer.status_code == 403
     assert "own pages" in answer.text
     assert len(httpx.get(fleet.url + "/thresholds").text.split("<tr")) == rows
+
+
+def test_a_precise_line_comes_back_in_the_form_as_it_was_given(fleet: Fleet) -> None:
+    answer = httpx.post(
+        fleet.url + "/thresholds",
+        data={"preset": "balanced", "danger.max_cost_usd": "0.123456789"},
+        follow_redirects=True,
+    )
+    assert answer.status_code == 200  # after the 303
+    assert 'name="danger.max_cost_usd" value="0.123456789"' in answer.text
