@@ -32,7 +32,12 @@ def inbox(
     limit: Annotated[int, typer.Option(min=1, max=500, help="At most this many.")] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """The assurance inbox: breaker trips, parked answers, webhook failures, newest first."""
+    """The assurance inbox, newest first.
+
+    It holds breaker trips and unfreezes, withheld and parked answers, judge
+    condemnations, signature failures, calibration drops, red-team breaches,
+    firewall flags on ingested runs and webhook failures.
+    """
     from arbiter.cli.annotate import _default_annotator
     from arbiter.service.inbox import ack_event
     from arbiter.service.inbox import inbox as list_inbox
