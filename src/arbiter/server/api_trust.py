@@ -242,7 +242,7 @@ def assurance_inbox(
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many.")] = 50,
     cursor: Annotated[str | None, Query(max_length=100, description="From a page's next.")] = None,
 ) -> InboxPage:
-    """Trust events of the key's agents: breaker trips, parked answers, webhook failures."""
+    """Trust events of the key's agents (trips, parked answers, red-team breaches, flags...)."""
     before = keyset_before(cursor)
     items = inbox(
         store,
