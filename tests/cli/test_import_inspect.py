@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from arbiter.contract import LlmCall, Score, ToolCall
-from arbiter.service.runs import load_run
+from arbiter.service.runs import incomplete_note, load_run
 from arbiter.store import Store
 from arbiter.trajectories.formats import TrajectoryFormatRegistry
 from tests.conftest import Result
@@ -200,6 +200,11 @@ def test_a_sample_that_raised_is_a_failed_call_and_a_missing_epoch_leaves_the_ru
     assert failed.error_message == "RuntimeError: the sandbox died"
     gate: Result = cli("gate", run_id)
     assert gate.code == 1
+    # An imported run has no system to call again: the note never offers a resume.
+    note = incomplete_note(stored)
+    assert note is not None
+    assert "--resume" not in note
+    assert "import the complete log again" in note
 
 
 def test_hostile_names_in_a_log_print_inert(cli: Any, tmp_path: Path) -> None:

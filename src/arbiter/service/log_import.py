@@ -42,7 +42,7 @@ from arbiter.harness.report import build_report
 from arbiter.harness.runner import describe_system_short, run_summary
 from arbiter.scoring.base import repetition_passed
 from arbiter.service.attestation import CONFIGURED, Signer, attest_run, resolve_signer
-from arbiter.service.runs import load_run
+from arbiter.service.runs import IMPORTED_KIND, load_run
 from arbiter.store import Store
 from arbiter.trajectories.formats import ImportedRun, TrajectoryFormatRegistry
 from arbiter.trajectories.loader import load_runs
@@ -55,10 +55,6 @@ __all__ = [
     "import_log",
     "log_pairs",
 ]
-
-IMPORTED_KIND = "imported-log"
-"""The ``kind`` of an imported run's system description (its ``format`` and ``target``
-say which log)."""
 
 IMPORTED_SCORER_VERSION = "imported"
 """The version of a scorer spec that stands for scores a log carries: nothing rebuilds

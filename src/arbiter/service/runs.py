@@ -397,6 +397,11 @@ def load_run(store: Store, run_id: str) -> StoredRun:
     return StoredRun(info=info, config=config, examples=examples, results=results, report=report)
 
 
+IMPORTED_KIND = "imported-log"
+"""The ``kind`` of an imported run's system description (its ``format`` and ``target``
+say which log)."""
+
+
 def incomplete_note(run: StoredRun) -> str | None:
     """A line saying a run is not complete and how to finish it; None when it is."""
     return run_note(run.info, done=len(run.results))
@@ -409,6 +414,13 @@ def run_note(info: RunInfo, *, done: int | None = None) -> str | None:
     if done >= info.n_pairs and info.status == "completed":
         return None
     kind = info.system.get("kind")
+    if kind == IMPORTED_KIND:
+        # An imported log has no system to call again: only a complete log completes it.
+        return (
+            f"run {info.id} is {info.status} with {done}/{info.n_pairs} "
+            "pairs; it was imported from a log that lacks some epochs, so import the "
+            "complete log again"
+        )
     # Agent runs are resumed by the agent command, which rebuilds their executor.
     command = "agent run" if isinstance(kind, str) and kind.startswith("agent-") else "run"
     return (
