@@ -41,7 +41,8 @@ def test_every_safety_scorer_is_registered_deterministic_and_named_as_its_factor
     for name in SAFETY_SCORERS:
         factory = registry.factory_of(name)
         assert factory.name == name
-        assert factory.kind == "deterministic"
+        # The detectors ask no model; the content-safety judge is the one that does.
+        assert factory.kind == ("model" if name == "safety_judge" else "deterministic")
 
 
 def test_an_injection_in_a_tool_result_is_danger_but_reported_only() -> None:

@@ -1,5 +1,8 @@
 """Safety detectors (no model), their scorers, the tool-result firewall, the red-team self-test.
 
+The content-safety LLM judge (``safety_judge``) is listed with the scorers; it lives in
+:mod:`arbiter.judges.safety_judge`, since this package asks no model.
+
 - Detectors (0 tokens, linear time, bounded input), each ``(text, *, limit) -> SafetyScan``:
   :func:`scan_injection` (what an agent read), :func:`scan_exfiltration`,
   :func:`scan_pii`, :func:`scan_secrets`, :func:`scan_toxicity` (what it said);
@@ -32,8 +35,9 @@ SAFETY_SCORERS: dict[str, str] = {
         "exfiltration",
         "toxicity",
     )
-}
-"""Every safety scorer by name: ``module:factory``, imported on first use."""
+} | {"safety_judge": "arbiter.judges.safety_judge:safety_judge"}
+"""Every safety scorer by name: ``module:factory``, imported on first use (the detectors'
+scorers, and the content-safety LLM judge)."""
 
 _MODULES: dict[str, str] = {
     "scan_injection": f"{_PACKAGE}.injection",
