@@ -35,7 +35,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.contract import Evidence, Example, Output, Score
-from arbiter.judging import Ask, Judged, ModelRef, Quote, QuotedAnswer, QuotedVerdict
+from arbiter.judging import (
+    Ask,
+    Judged,
+    ModelRef,
+    Quote,
+    QuotedAnswer,
+    QuotedVerdict,
+    one_line,
+)
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
 from arbiter.scoring.quotes import locate
@@ -390,6 +398,4 @@ def _explanation(
 
 
 def _line(text: str, limit: int = _MAX_LINE) -> str:
-    """Model text made one bounded line (it lands in terminals, Markdown and HTML)."""
-    flat = " ".join(text[: limit * 4].split())
-    return flat if len(flat) <= limit else flat[:limit] + " [...]"
+    return one_line(text, limit)

@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field
 
 from arbiter.contract import Evidence
 from arbiter.errors import InvalidResponse
-from arbiter.judging import Quote, QuotedAnswer, QuotedVerdict
+from arbiter.judging import Quote, QuotedAnswer, QuotedVerdict, one_line
 from arbiter.scoring.quotes import locate
 
 __all__ = [
@@ -198,8 +198,4 @@ def _number(value: Any) -> float:
 
 
 def _line(value: Any, limit: int = _MAX_TEXT) -> str:
-    """Model text made one bounded line (it lands in terminals, Markdown and HTML)."""
-    if not isinstance(value, str):
-        return ""
-    flat = " ".join(value[: limit * 4].split())
-    return flat if len(flat) <= limit else flat[:limit] + " [...]"
+    return one_line(value, limit)

@@ -10,7 +10,7 @@ say ``unknown``. The rubric scorer, the jury's critics, the judge panels, the ga
 scope judge and the online judge chain keep only how they aggregate answers.
 """
 
-from arbiter.judging.answer import QUOTED_VERDICTS, Quote, QuotedAnswer, QuotedVerdict
+from arbiter.judging.answer import QUOTED_VERDICTS, Quote, QuotedAnswer, QuotedVerdict, one_line
 from arbiter.judging.ask import JUDGING_STATUSES, Ask, Judged, JudgingStatus, describe_calls
 from arbiter.judging.context import CallBudget, CallMeter, JudgingContext
 from arbiter.judging.model import ModelRef, Price
@@ -35,4 +35,5 @@ __all__ = [
     "close_provider",
     "describe_calls",
     "json_document",
+    "one_line",
 ]

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["QUOTED_VERDICTS", "Quote", "QuotedAnswer", "QuotedVerdict"]
+__all__ = ["QUOTED_VERDICTS", "Quote", "QuotedAnswer", "QuotedVerdict", "one_line"]
 
 QuotedVerdict = Literal["pass", "fail", "unknown"]
 """A judge's verdict on one item; ``unknown`` abstains."""
@@ -47,3 +47,20 @@ class QuotedAnswer(BaseModel):
     """The passages the verdict rests on."""
     verdict: QuotedVerdict
     """The ruling; ``unknown`` when it cannot be told from what was shown."""
+
+
+def one_line(text: object, limit: int) -> str:
+    """A model's text made one bounded line: whitespace runs collapsed to one space, at
+    most ``limit`` characters (then `` [...]``), read from at most ``4 * limit``
+    characters, so a huge answer costs no more than a short one; not a string: ``""``.
+
+    Model text lands in terminals, Markdown and HTML; each renderer still escapes it.
+
+    Examples:
+        >>> one_line("It is    fine.", 100), one_line("x" * 8, 5), one_line(None, 5)
+        ('It is fine.', 'xxxxx [...]', '')
+    """
+    if not isinstance(text, str):
+        return ""
+    flat = " ".join(text[: limit * 4].split())
+    return flat if len(flat) <= limit else flat[:limit] + " [...]"

@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from arbiter.contract import Evidence, Example, Output, Score
-from arbiter.judging import Ask, Judged, ModelRef, Quote, QuotedAnswer
+from arbiter.judging import Ask, Judged, ModelRef, Quote, QuotedAnswer, one_line
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
 from arbiter.scoring.files import TextFile
@@ -391,6 +391,4 @@ def _explanation(
 
 
 def _line(text: str, limit: int = _MAX_EXPLANATION) -> str:
-    """Model text made one bounded line (it lands in terminals, Markdown and HTML)."""
-    flat = " ".join(text[: limit * 4].split())
-    return flat if len(flat) <= limit else flat[:limit] + " [...]"
+    return one_line(text, limit)
