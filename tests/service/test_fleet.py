@@ -85,3 +85,23 @@ def test_the_thresholds_history_lists_every_setting_newest_first(store: Store) -
     assert [(h.preset, h.set_by) for h in history] == [("lenient", "bob"), ("strict", "alice")]
     assert "max_cost_usd" in history[0].thresholds
     assert history[0].set_at == NOW
+
+
+def test_the_matrix_statuses_are_the_trust_statuses(store: Store) -> None:
+    from arbiter.contract.trust import Freeze
+    from arbiter.service.trust import trust_statuses
+    from arbiter.store.trust_repository import add_freeze
+
+    save(store, [stored(i, "bot", i % 4 != 0) for i in range(30)], owner="key-a")
+    save(store, [stored(100 + i, "bot", False) for i in range(12)], owner="key-b")
+    save(store, [stored(200 + i, "other", True) for i in range(5)])
+    add_freeze(
+        store, Freeze(agent="bot", owner="key-b", frozen=True, by="ops", reason="bad", at=NOW)
+    )
+    posture = fleet_posture(store, now=NOW)
+    expected = trust_statuses(store, now=NOW)
+    assert sorted((r.status for r in posture.rows), key=lambda s: (s.agent, s.owner or "")) == (
+        sorted(expected, key=lambda s: (s.agent, s.owner or ""))
+    )
+    frozen = [r.status for r in posture.rows if r.status.frozen]
+    assert [(s.agent, s.owner, s.autonomous) for s in frozen] == [("bot", "key-b", False)]

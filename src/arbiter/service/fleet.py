@@ -13,14 +13,14 @@ Both only read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arbiter.contract.trust import RunEvidence, TrustStatus
 from arbiter.service.agent_health import Health, health_of
-from arbiter.service.trust import trust_policy, trust_statuses
+from arbiter.service.trust import statuses_of, trust_policy
 from arbiter.stats import wilson_interval
 from arbiter.store.trajectory_repository import recent_timeline
 from arbiter.store.trust_repository import trust_evidence
@@ -144,8 +144,11 @@ def fleet_posture(
     """
     policy = policy or trust_policy()
     names = list(policy.trust_critical)
-    statuses = trust_statuses(store, viewer=viewer, policy=policy, now=now, checker=checker)
+    # One read of the evidence windows serves the statuses and the dimensions.
     evidence = trust_evidence(store, names=names, viewer=viewer, window=policy.window_runs)
+    statuses = statuses_of(
+        store, evidence, policy=policy, now=now or datetime.now(UTC), checker=checker
+    )
     rows = []
     for status in statuses:
         items = sorted(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from arbiter.contract import StoredTrajectory
 from arbiter.contract.trust import (
     Freeze,
     Integrity,
+    RunEvidence,
     SignatureCheck,
     TrustEvent,
     TrustStatus,
@@ -35,6 +36,7 @@ from arbiter.errors import InputError, StoreError
 from arbiter.service import webhooks
 from arbiter.store import Store
 from arbiter.store.trust_repository import (
+    AgentKey,
     WindowRow,
     add_freeze,
     agent_window,
@@ -64,6 +66,7 @@ __all__ = [
     "current_settings",
     "evaluate_breaker",
     "is_frozen",
+    "statuses_of",
     "trust_history",
     "trust_policy",
     "trust_statuses",
@@ -161,6 +164,21 @@ def trust_statuses(
         owner=owner,
         window=policy.window_runs,
     )
+    return statuses_of(store, evidence, policy=policy, now=now, checker=checker)
+
+
+def statuses_of(
+    store: Store,
+    evidence: Mapping[AgentKey, Sequence[RunEvidence]],
+    *,
+    policy: TrustPolicy,
+    now: datetime,
+    checker: SignatureChecker | None = None,
+) -> list[TrustStatus]:
+    """The trust status of each agent of ``evidence`` (as :func:`trust_evidence` reads it
+    for ``policy``), with its standing freeze, by name: what :func:`trust_statuses` gives,
+    for a caller that reads the evidence itself (the fleet page reads it once for the
+    statuses and the dimensions)."""
     freezes = standing_freezes(store)
     statuses: list[TrustStatus] = []
     for (run_owner, name), items in sorted(
