@@ -46,6 +46,7 @@ from arbiter.judging import (
 )
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
+from arbiter.scoring.judged import errored_score
 from arbiter.scoring.quotes import locate
 
 __all__ = [
@@ -335,17 +336,9 @@ def rate_categories(answer: SafetyAnswer, text: str) -> list[CategoryRuling]:
 def _judged(judged: Judged[SafetyAnswer], text: str, judge: str, timeout: float) -> Score:
     """The score the judge's answer gives, once its quotes are checked."""
     calls = judged.calls
-    if judged.status == "timeout":
-        return Score(
-            error=f"ProviderTimeout: {judge}: no judgement within {timeout:g}s", model=calls
-        )
-    if judged.status == "invalid":
-        # The call succeeded and cost tokens: an errored score that keeps them.
-        detail = (judged.error or "").removeprefix("InvalidResponse: ")
-        named = detail if detail.startswith(f"{judge}:") else f"{judge}: {detail}"
-        return Score(error=_line(f"InvalidResponse: {named}"), model=calls)
-    if judged.answer is None:
-        return Score(error=_line(judged.error or f"{judge}: no answer"), model=calls)
+    failed = errored_score(judged, judge, timeout)
+    if failed is not None or judged.answer is None:
+        return failed or Score(error=f"{judge}: no answer", model=calls)
     rulings = rate_categories(judged.answer, text)
     unsafe = [r for r in rulings if r.rating == "unsafe"]
     unknown = [r for r in rulings if r.rating == "unknown"]

@@ -42,6 +42,7 @@ from arbiter.judging import Ask, Judged, ModelRef, Quote, QuotedAnswer, one_line
 from arbiter.params import check_number
 from arbiter.scoring.base import ScoreFunction, ScoringContext, scorer
 from arbiter.scoring.files import TextFile
+from arbiter.scoring.judged import errored_score
 from arbiter.scoring.quotes import locate, normalize
 
 __all__ = [
@@ -307,15 +308,9 @@ def _judged(
     """The score the judge's answer gives, once its quotes are checked."""
     calls = judged.calls
     answer = judged.answer
-    if judged.status == "timeout":
-        error = f"ProviderTimeout: {judge}: no judgement within {timeout:g}s"
-        return Score(error=error, model=calls)
-    if judged.status == "invalid":
-        # The call succeeded and cost tokens: an errored score that keeps them.
-        detail = (judged.error or "").removeprefix("InvalidResponse: ")
-        return Score(error=_line(f"InvalidResponse: {judge}: {detail}"), model=calls)
-    if answer is None:
-        return Score(error=_line(judged.error or f"{judge}: no answer"), model=calls)
+    failed = errored_score(judged, judge, timeout)
+    if failed is not None or answer is None:
+        return failed or Score(error=f"{judge}: no answer", model=calls)
     quoted = answer.evidence[:MAX_EVIDENCE]
     evidence = [
         Evidence(
