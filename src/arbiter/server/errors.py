@@ -12,6 +12,7 @@ OpenAPI document describes them.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from http import HTTPStatus
@@ -23,6 +24,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.types import Send
 
 from arbiter.errors import ArbiterError, InputError, StoreError, StoreUnavailable
 from arbiter.server.responses import ApiJSONResponse
@@ -35,6 +37,7 @@ __all__ = [
     "error_json",
     "error_responses",
     "install_error_handlers",
+    "send_error",
     "wants_html",
 ]
 
@@ -117,6 +120,18 @@ def error_json(status: int, message: str, field: str | None = None) -> dict[str,
     """The error body of ``status`` as JSON-able data."""
     code = ERROR_CODES.get(status, "internal" if status >= 500 else "bad_request")
     return {"error": {"code": code, "message": message, "field": field}}
+
+
+async def send_error(send: Send, status: int, message: str, *, close: bool = False) -> None:
+    """Answer an ASGI request with the error body of ``status``, from a middleware that
+    refuses it before any route runs (``close``: ask the client to close the connection,
+    when the request's body is left unread)."""
+    body = json.dumps(error_json(status, message), separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _answer(

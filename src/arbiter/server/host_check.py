@@ -20,14 +20,13 @@ cross-site request and passes.
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from arbiter.server.errors import error_json
+from arbiter.server.errors import send_error
 
 __all__ = ["HostCheck", "host_of", "is_loopback_name"]
 
@@ -146,15 +145,4 @@ class HostCheck:
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:
-    body = json.dumps(error_json(status, message), separators=(",", ":")).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_error(send, status, message)

@@ -7,14 +7,13 @@ and reading stops at the limit.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, TypeVar
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arbiter.server.errors import error_json
+from arbiter.server.errors import send_error
 
 __all__ = ["MAX_DEPTH", "BodyLimit", "check_depth"]
 
@@ -129,16 +128,4 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:
-    body = json.dumps(error_json(status, message), separators=(",", ":")).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_error(send, status, message, close=True)
