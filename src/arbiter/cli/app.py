@@ -55,34 +55,31 @@ def _plain_placeholder(param: Any, ctx: typer.Context) -> None:
         param.metavar = plain
 
 
-class ArbiterCommand(TyperCommand):
+class _WholeHelp:
+    """What makes help read whole, for a command and a group alike: paragraphs
+    unwrapped, plain placeholders (mixed in before Typer's class)."""
+
+    help: str | None
+    short_help: str | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = one_line_paragraphs(self.help)
+        self.short_help = one_line_paragraphs(self.short_help)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            _plain_placeholder(param, ctx)
+        return params
+
+
+class ArbiterCommand(_WholeHelp, TyperCommand):
     """A command whose help reads whole: paragraphs unwrapped, plain placeholders."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = one_line_paragraphs(self.help)
-        self.short_help = one_line_paragraphs(self.short_help)
 
-    def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            _plain_placeholder(param, ctx)
-        return params
-
-
-class ArbiterGroup(TyperGroup):
+class ArbiterGroup(_WholeHelp, TyperGroup):
     """A command group whose help reads as :class:`ArbiterCommand`'s does."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = one_line_paragraphs(self.help)
-        self.short_help = one_line_paragraphs(self.short_help)
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            _plain_placeholder(param, ctx)
-        return params
 
 
 def tidy_help(typer_app: typer.Typer) -> None:
