@@ -230,6 +230,8 @@ def test_the_annotation_page_lists_online_rulings_and_the_tail(page: Page, fleet
     assert tail.count() == 1
     assert "all abstained" in tail.first.inner_text()
     assert page.locator("#tail-online tbody tr").count() == 1
+    queue = page.locator("#queue ~ .empty").inner_text()
+    assert "online judge rulings on ingested runs are listed below" in queue
 
 
 # The form tests change the stored thresholds: they come last in this module.
