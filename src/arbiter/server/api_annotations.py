@@ -20,6 +20,7 @@ from arbiter.server.pagination import Page, PageParams, page_params
 from arbiter.server.responses import ApiJSONResponse
 from arbiter.service.annotations import annotate
 from arbiter.service.browse import calibrate_visible, list_visible_annotations
+from arbiter.service.mcp_shapes import EstimateOut
 from arbiter.store import Store
 
 __all__ = ["AnnotationRequest", "CalibrationOut", "router"]
@@ -51,14 +52,6 @@ class AnnotationRequest(BaseModel):
     """Free text."""
     propagated: bool = False
     """The label was copied from another item, not given directly."""
-
-
-class EstimateOut(BaseModel):
-    """A figure with its 95% bootstrap interval; null where undefined."""
-
-    value: float | None
-    low: float | None
-    high: float | None
 
 
 class JudgeCalibrationOut(BaseModel):
