@@ -194,7 +194,7 @@ def calibrate_store(
     """Calibrate the judges the stored annotations label (the latest per annotator), and,
     with ``include_votes``, the people's votes on stored runs: against each run's verdict
     (judge ``run_verdict``) and each judge's ruling on it
-    (:func:`~arbiter.service.votes.vote_pairs`).
+    (:func:`~arbiter.service.vote_pairs.vote_pairs`).
 
     Notes and, unless asked for, propagated labels are left out and counted in the
     report's ``excluded``.
@@ -202,7 +202,7 @@ def calibrate_store(
     annotations = latest_annotations(store, dimension=dimension, judge=judge)
     pairs, excluded = pairs_from_annotations(annotations, include_propagated=include_propagated)
     if include_votes:
-        from arbiter.service.votes import with_vote_pairs
+        from arbiter.service.vote_pairs import with_vote_pairs
 
         pairs = with_vote_pairs(pairs, store, judge=judge, dimension=dimension)
     return calibrate(pairs, seed=seed, n_resamples=n_resamples, excluded=excluded)
