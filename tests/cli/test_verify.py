@@ -95,6 +95,8 @@ def test_verify_with_another_public_key_says_wrong_key(
     ("args", "needle"),
     [
         (("no-such-run",), "names no run, jury run, verdict or signed record"),
+        # A mistyped path is not an unsigned verdict: it names nothing.
+        (("missing/pack.zip",), "is no file and names no verdict"),
         (("x", "--public-key", "missing.pem"), "cannot read the public key"),
     ],
 )

@@ -378,6 +378,16 @@ def _run_checks(store: Store, run_id: str, trusted: Ed25519PublicKey | None) -> 
     return checks
 
 
+def _verdict_exists(store: Store, record_id: str) -> bool:
+    """Whether ``<jury run>/<case id>`` names a stored verdict (a case id may hold ``/``)."""
+    jury_run_id, _, case_id = record_id.partition("/")
+    try:
+        jury_run = get_jury_run(store, jury_run_id)
+    except StoreError:
+        return False
+    return any(j.case_id == case_id for j in load_judgments(store, jury_run.id))
+
+
 def verify_stored(
     store: Store, target: str, trusted: Ed25519PublicKey | None
 ) -> list[Verification]:
@@ -404,7 +414,14 @@ def verify_stored(
         if run_id is not None:
             return _run_checks(store, run_id, trusted)
     if "/" in target:
-        return [_check(store, "verdict", target, get_signature(store, "verdict", target), trusted)]
+        envelope = get_signature(store, "verdict", target)
+        if envelope is None and not _verdict_exists(store, target):
+            # Often a path mistyped: a verdict that is not there is not "unsigned".
+            raise InputError(
+                f"{target!r} is no file and names no verdict (<jury run>/<case id>) "
+                f"in {store.describe()}"
+            )
+        return [_check(store, "verdict", target, envelope, trusted)]
     try:
         jury_run = get_jury_run(store, target)
     except StoreError:
