@@ -199,6 +199,10 @@ def test_the_thresholds_page_draws_each_metric_and_the_history(page: Page, fleet
     cost = page.locator("#threshold-lines tbody tr", has_text="max_cost_usd")
     assert "> 0.3" in cost.inner_text()
     assert cost.locator("svg.bands").count() == 1
+    # A line that differs from the shipped default is tagged as changed, with its reason.
+    tag = cost.locator("span.tag")
+    assert tag.inner_text() == "changed"
+    assert tag.get_attribute("title") == "differs from the shipped default line"
     history = page.locator("#threshold-history tbody tr")
     assert history.count() == 1
     assert "strict" in history.first.inner_text()
