@@ -55,7 +55,7 @@ def test_calls_to_a_system_and_to_a_provider_keep_one_rate_across_the_cluster(
     from arbiter.datasets import load_dataset
     from arbiter.engines.rate import CallLimit
     from arbiter.engines.ray import RayEngine
-    from arbiter.harness.runner import describe_system_short
+    from arbiter.harness.describe import describe_system_short
     from arbiter.service.engines import run_parts
     from arbiter.service.runs import start_run, system_description
     from arbiter.service.scoring import build_scorers, scorer_specs

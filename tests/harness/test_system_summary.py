@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from arbiter.harness.runner import describe_system_short
+from arbiter.harness.describe import describe_system_short
 
 
 @pytest.mark.parametrize(

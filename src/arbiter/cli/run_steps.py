@@ -304,7 +304,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
 
 def _print_dry_run(plan: EvalPlan, dataset_name: str, n_examples: int, *, as_json: bool) -> None:
     from arbiter import escape
-    from arbiter.harness.runner import describe_system_short
+    from arbiter.harness.describe import describe_system_short
 
     summary = {
         "ok": True,

@@ -47,6 +47,7 @@ from arbiter.errors import (
     SystemUnderTestError,
 )
 from arbiter.harness.compact import ReportInputs
+from arbiter.harness.describe import describe_system, describe_system_short, run_summary
 from arbiter.harness.report import build_report
 from arbiter.harness.sink import Lease, RunStore
 from arbiter.http.retry import RetryBudget, RetryPolicy
@@ -64,7 +65,6 @@ __all__ = [
     "ProgressCallback",
     "RunParts",
     "default_scorers",
-    "describe_system_short",
     "resume_eval",
     "resume_eval_async",
     "run_eval",
@@ -91,24 +91,6 @@ HEARTBEAT_S = 15.0
 
 _LINGER_SECONDS = 0.05
 """The least time between two writes of results: at most 20 transactions a second."""
-
-
-def _describe(system: SystemUnderTest) -> dict[str, Any]:
-    describe = getattr(system, "describe", None)
-    if callable(describe):
-        return dict(describe())
-    return {"kind": "object", "repr": repr(system)[:200]}
-
-
-def describe_system_short(description: Mapping[str, Any]) -> str:
-    """A one-word summary of a system description, e.g. ``python:pkg.mod:fn``; a
-    precomputed system, which has no target, names its field: ``precomputed (field output)``."""
-    kind = description.get("kind", "?")
-    if kind == "precomputed":
-        return f"precomputed (field {description.get('field', 'output')})"
-    target = description.get("target") or description.get("url") or description.get("repr", "")
-    tool = description.get("tool")
-    return f"{kind}:{target}" + (f"#{tool}" if tool else "")
 
 
 async def _call_with_retries(
@@ -532,7 +514,7 @@ async def run_eval_async(
     _check_names(chosen)
     config.scorers = [scorer.spec for scorer in chosen]
     examples = dataset.examples[: config.limit] if config.limit else list(dataset.examples)
-    description = _describe(system)
+    description = describe_system(system)
     run_id: str | None = None
     lease: Lease | None = None
     if store is not None:
@@ -668,16 +650,6 @@ async def _run_pairs(
     if store is not None and run_id is not None:
         await asyncio.to_thread(store.save_summary, run_id, run_summary(report))
     return report
-
-
-def run_summary(report: Report) -> dict[str, Any]:
-    """The headline figures a listing of runs shows."""
-    return {
-        "accuracy": report.accuracy.estimate,
-        "pass_hat_k": report.pass_hat_k.estimate,
-        "n_examples": report.n_examples,
-        "scorers": [spec.label for spec in report.scorers],
-    }
 
 
 async def _observed(

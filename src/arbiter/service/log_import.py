@@ -38,8 +38,8 @@ from arbiter.contract import (
 )
 from arbiter.contract.runs import RunStatus
 from arbiter.errors import InputError
+from arbiter.harness.describe import describe_system_short, run_summary
 from arbiter.harness.report import build_report
-from arbiter.harness.runner import describe_system_short, run_summary
 from arbiter.scoring.base import repetition_passed
 from arbiter.service.attestation import CONFIGURED, Signer, attest_run, resolve_signer
 from arbiter.service.runs import IMPORTED_KIND, load_run

@@ -24,6 +24,7 @@ from arbiter.contract import (
 from arbiter.engines.base import Engine
 from arbiter.errors import InputError, StoreError
 from arbiter.harness.comparability import baseline_refusals
+from arbiter.harness.describe import describe_system_short
 from arbiter.harness.gate import (
     DEFAULT_MAX_ERROR_RATE,
     DEFAULT_MAX_UNDECIDED_RATE,
@@ -35,7 +36,6 @@ from arbiter.harness.report import build_report, per_example_outcomes
 from arbiter.harness.runner import (
     ProgressCallback,
     RunParts,
-    describe_system_short,
     resume_eval_async,
     run_eval_async,
     stored_scorers,

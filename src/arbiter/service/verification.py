@@ -184,8 +184,8 @@ def _recheck(store: Store, kind: str, payload: Mapping[str, Any], problems: list
 def _run_copies(store: Store, run: StoredRun) -> list[str]:
     """What differs between a run and the copies pages show of it: its kept report (for
     the run's current state), outcome counts, ``summary`` and dataset index."""
+    from arbiter.harness.describe import run_summary
     from arbiter.harness.figures import binary_valued
-    from arbiter.harness.runner import run_summary
 
     problems: list[str] = []
     info = run.info
