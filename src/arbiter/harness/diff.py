@@ -19,7 +19,7 @@ they are shown.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,7 +30,6 @@ from arbiter import escape
 from arbiter.contract import Example, Output, PairResult, ScorerSpec
 from arbiter.harness.comparability import comparability_notes  # re-exported: older import path
 from arbiter.harness.pairs import expected_text, reason_of
-from arbiter.harness.report import example_outcomes
 from arbiter.stats import mcnemar_exact, paired_bootstrap_diff
 
 __all__ = [
@@ -39,9 +38,19 @@ __all__ = [
     "MetricDelta",
     "PairedDiff",
     "RunDiff",
+    "RunTallies",
     "ScorerDiff",
+    "ScorerMap",
+    "ScorerTally",
+    "Tally",
     "comparability_notes",
+    "dataset_positions",
     "diff_runs",
+    "diff_tallied",
+    "flips_to_show",
+    "scorers_by_name",
+    "tally_results",
+    "with_flip_texts",
 ]
 
 FLIP_TEXT_CHARS = 500
@@ -148,23 +157,83 @@ class RunDiff(PairedDiff):
 
 
 class _View(Protocol):
-    """How one view reads a repetition: its outcome cheaply, its texts only for a flip."""
-
-    @property
-    def measures(self) -> bool:
-        """Whether its repetitions may carry a value (a mean value delta is then computed)."""
+    """How one view reads a repetition for a flip: its outcome and its texts."""
 
     def outcome(self, result: PairResult) -> bool | None:
         """Passed, failed, or None: abstained."""
-
-    def value(self, result: PairResult) -> float | None:
-        """The value measured, if any."""
 
     def answer(self, result: PairResult) -> str | None:
         """What the system answered, as a flip shows it (clipped)."""
 
     def reason(self, result: PairResult) -> str:
         """Why it did not pass (clipped); empty when it passed."""
+
+
+Tally = tuple[int, int, int, int]
+"""One example in a run's outcome: its repetitions, those whose call failed, those passed
+and those failed (a failed call included)."""
+
+ScorerTally = tuple[int, int, float | None]
+"""One example under one scorer, over its repetitions whose call did not fail: those the
+scorer passed, those it failed; and the mean of its values over every repetition (None:
+it gave none)."""
+
+
+@dataclass(frozen=True)
+class RunTallies:
+    """A run as a diff reads it: per example, how its repetitions fared.
+
+    Built from the results here (:func:`tally_results`) or counted by the store's SQL
+    (:mod:`arbiter.store.compare_repository`): the same figures either way.
+    """
+
+    outcome: Mapping[str, Tally]
+    """Each example that has a result, in the order its results were read (by first
+    repetition, then by example id): its outcome tally."""
+    scorers: Mapping[str, Mapping[str, ScorerTally]]
+    """Scorer name -> example -> its tally; an example the scorer never scored has none."""
+
+
+def tally_results(
+    grouped: Mapping[str, Sequence[PairResult]], scorers: Sequence[str]
+) -> RunTallies:
+    """The tallies of results grouped by example (repetitions in order) for ``scorers``."""
+    outcome: dict[str, Tally] = {}
+    by_scorer: dict[str, dict[str, ScorerTally]] = {name: {} for name in scorers}
+    for example_id, results in grouped.items():
+        dead = sum(r.output is None for r in results)
+        passed = sum(r.output is not None and r.passed is True for r in results)
+        failed = dead + sum(r.output is not None and r.passed is False for r in results)
+        outcome[example_id] = (len(results), dead, passed, failed)
+        for name in scorers:
+            scores = [r.score(name) for r in results]
+            if all(s is None for s in scores):
+                continue
+            alive = [s for r, s in zip(results, scores, strict=True) if r.output is not None]
+            by_scorer[name][example_id] = (
+                sum(s is not None and s.passed is True for s in alive),
+                sum(s is not None and s.passed is False for s in alive),
+                _mean([None if s is None else s.value for s in scores]),
+            )
+    return RunTallies(outcome, by_scorer)
+
+
+ScorerMap = Mapping[str, ScorerSpec | None]
+"""A run's scorers by name (alias, else registered name), in order; None: known only by
+the name its scores carry, gating."""
+
+
+def scorers_by_name(specs: Sequence[ScorerSpec]) -> dict[str, ScorerSpec | None]:
+    """A run's scorer specs as a :data:`ScorerMap`."""
+    return {spec.label: spec for spec in specs}
+
+
+def dataset_positions(examples: Sequence[Example]) -> dict[str, int]:
+    """Each example's place in ``examples`` (the first listing of an id wins)."""
+    position: dict[str, int] = {}
+    for example in examples:
+        position.setdefault(example.id, len(position))
+    return position
 
 
 def diff_runs(
@@ -192,55 +261,167 @@ def diff_runs(
         seed: Seed of the paired bootstraps.
     """
     grouped_a, grouped_b = _group(results_a), _group(results_b)
+    specs_a = _specs(scorers_a, results_a)
+    specs_b = _specs(scorers_b, results_b)
+    common = [name for name in specs_a if name in specs_b]
+    diff = diff_tallied(
+        run_a,
+        tally_results(grouped_a, common),
+        run_b,
+        tally_results(grouped_b, common),
+        position=dataset_positions(examples),
+        scorers_a=specs_a,
+        scorers_b=specs_b,
+        seed=seed,
+    )
     references: dict[str, str | None] = {}
     for example in examples:
         references.setdefault(example.id, expected_text(example))
-    common = _in_order([i for i in grouped_a if i in grouped_b], examples)
-    pairs = _Pairs(grouped_a, grouped_b, common, references, seed)
-    specs_a = _specs(scorers_a, results_a)
-    specs_b = _specs(scorers_b, results_b)
-    outcome = pairs.compare(
-        _outcome_view(specs_a), _outcome_view(specs_b), rate="accuracy", always_pass_k=True
-    )
+    return with_flip_texts(diff, grouped_a, grouped_b, references, specs_a, specs_b)
+
+
+def diff_tallied(
+    run_a: str,
+    tallies_a: RunTallies,
+    run_b: str,
+    tallies_b: RunTallies,
+    *,
+    position: Mapping[str, int],
+    scorers_a: ScorerMap,
+    scorers_b: ScorerMap,
+    seed: int = 0,
+    only: Collection[str] | None = None,
+    outcome_only: bool = False,
+) -> RunDiff:
+    """:func:`diff_runs` from the runs' tallies: every figure, and the flips by example id
+    alone (:func:`with_flip_texts` adds what they show).
+
+    Args:
+        run_a: Id of the reference run.
+        tallies_a: Its tallies.
+        run_b: Id of the other run.
+        tallies_b: Its tallies.
+        position: Each example's place in the runs' datasets (A's first): the order
+            flips are listed in; an example without one sorts last.
+        scorers_a: Run A's scorers by name.
+        scorers_b: Run B's scorers by name.
+        seed: Seed of the paired bootstraps.
+        only: Compare only these examples (a cohort); None: every one.
+        outcome_only: Compare the outcome alone (``scorers`` is then empty).
+    """
+    in_a = [i for i in tallies_a.outcome if only is None or i in only]
+    in_b = {i for i in tallies_b.outcome if only is None or i in only}
+    last = len(position)
+    common = sorted((i for i in in_a if i in in_b), key=lambda i: position.get(i, last))
+    pairs = _Pairs(tallies_a, tallies_b, common, seed)
+    outcome = pairs.compare(None, rate="accuracy", always_pass_k=True)
     scorers = []
-    for name, spec_a in specs_a.items():
-        if name not in specs_b:
+    for name, spec_a in scorers_a.items():
+        if name not in scorers_b or outcome_only:
             continue
-        spec_b = specs_b[name]
-        label_first = (spec_a or spec_b or ScorerSpec(name=name)).name == "label"
-        view = _ScorerView(name, label_first)
-        compared = pairs.compare(view, view)
-        scorers.append(ScorerDiff(name=name, spec_a=spec_a, spec_b=spec_b, **dict(compared)))
+        compared = pairs.compare(name)
+        scorers.append(
+            ScorerDiff(name=name, spec_a=spec_a, spec_b=scorers_b[name], **dict(compared))
+        )
+    set_a = set(in_a)
     return RunDiff(
         run_a=run_a,
         run_b=run_b,
         n_common=len(common),
-        only_in_a=sorted(set(grouped_a) - set(grouped_b)),
-        only_in_b=sorted(set(grouped_b) - set(grouped_a)),
+        only_in_a=sorted(set_a - in_b),
+        only_in_b=sorted(in_b - set_a),
         scorers=scorers,
-        scorers_only_in_a=[n for n in specs_a if n not in specs_b],
-        scorers_only_in_b=[n for n in specs_b if n not in specs_a],
+        scorers_only_in_a=[n for n in scorers_a if n not in scorers_b],
+        scorers_only_in_b=[n for n in scorers_b if n not in scorers_a],
         **dict(outcome),
     )
 
 
+def flips_to_show(diff: RunDiff, limit: int | None = None) -> list[str]:
+    """The examples whose flips :func:`with_flip_texts` fills in, the first ``limit`` of
+    each list (None: all), each once."""
+    chosen: dict[str, None] = {}
+    for view in (diff, *diff.scorers):
+        for flips in (view.broken, view.fixed):
+            chosen.update((f.example_id, None) for f in flips[:limit])
+    return list(chosen)
+
+
+def with_flip_texts(
+    diff: RunDiff,
+    results_a: Mapping[str, Sequence[PairResult]],
+    results_b: Mapping[str, Sequence[PairResult]],
+    references: Mapping[str, str | None],
+    scorers_a: ScorerMap,
+    scorers_b: ScorerMap,
+    *,
+    limit: int | None = None,
+) -> RunDiff:
+    """``diff`` with its flips' texts (answers, reference, reason) filled in.
+
+    Args:
+        diff: A diff whose flips name their examples (:func:`diff_tallied`).
+        results_a: Run A's results of the flipped examples, by example, repetitions in
+            order (at least those of :func:`flips_to_show`).
+        results_b: Run B's, likewise.
+        references: Each example's reference as text (A's dataset first).
+        scorers_a: Run A's scorers by name (its gating ones make the outcome).
+        scorers_b: Run B's, likewise.
+        limit: Fill the first ``limit`` flips of each list; the rest keep their example
+            id alone. None: every flip.
+    """
+
+    def filled(flips: list[Flip], view_a: _View, view_b: _View, *, fixed: bool) -> list[Flip]:
+        shown = [
+            _flip(f.example_id, results_a, results_b, references, view_a, view_b, fixed=fixed)
+            for f in flips[:limit]
+        ]
+        return shown + flips[len(shown) :]
+
+    def view(paired: PairedDiff, view_a: _View, view_b: _View) -> dict[str, list[Flip]]:
+        return {
+            "broken": filled(paired.broken, view_a, view_b, fixed=False),
+            "fixed": filled(paired.fixed, view_a, view_b, fixed=True),
+        }
+
+    scorers = []
+    for s in diff.scorers:
+        label_first = (s.spec_a or s.spec_b or ScorerSpec(name=s.name)).name == "label"
+        each = _ScorerView(s.name, label_first)
+        scorers.append(s.model_copy(update=view(s, each, each)))
+    outcome = view(diff, _outcome_view(scorers_a), _outcome_view(scorers_b))
+    return diff.model_copy(update={**outcome, "scorers": scorers})
+
+
 @dataclass(frozen=True)
 class _Pairs:
-    """Two runs' results grouped by example, and what every view compares them over."""
+    """Two runs' tallies, and the examples in common every view compares them over."""
 
-    a: Mapping[str, Sequence[PairResult]]
-    b: Mapping[str, Sequence[PairResult]]
+    a: RunTallies
+    b: RunTallies
     common: Sequence[str]
-    references: Mapping[str, str | None]
     seed: int
 
+    def _outcomes(self, tallies: RunTallies, scorer: str | None) -> dict[str, _Reps]:
+        """Each example in common in one view (the outcome: ``scorer`` None)."""
+        scored = tallies.scorers.get(scorer, {}) if scorer is not None else {}
+        shown = {}
+        for i in self.common:
+            reps, dead, passed, failed = tallies.outcome[i]
+            if scorer is not None:
+                passed, failed, _ = scored.get(i, _UNSCORED)
+                failed += dead  # a failed call fails every view
+            shown[i] = (reps, passed, failed, reps - passed - failed)
+        return shown
+
     def compare(
-        self, view_a: _View, view_b: _View, *, rate: str = "pass rate", always_pass_k: bool = False
+        self, scorer: str | None, *, rate: str = "pass rate", always_pass_k: bool = False
     ) -> PairedDiff:
-        """One view compared: flips, abstentions, deltas and McNemar's test."""
-        reps_a = {i: [view_a.outcome(r) for r in self.a[i]] for i in self.common}
-        reps_b = {i: [view_b.outcome(r) for r in self.b[i]] for i in self.common}
-        settled_a, settled_b = example_outcomes(reps_a), example_outcomes(reps_b)
+        """One view compared (the outcome: ``scorer`` None): flips, abstentions, deltas
+        and McNemar's test."""
+        reps_a, reps_b = self._outcomes(self.a, scorer), self._outcomes(self.b, scorer)
+        settled_a = {i: _settled(t) for i, t in reps_a.items()}
+        settled_b = {i: _settled(t) for i, t in reps_b.items()}
         diff = PairedDiff()
         paired = []
         for i in self.common:
@@ -255,42 +436,30 @@ class _Pairs:
                 else:
                     diff.both_failed += 1
                 continue
-            flip = self._flip(i, view_a, view_b, fixed=outcome_b)
-            (diff.fixed if outcome_b else diff.broken).append(flip)
+            (diff.fixed if outcome_b else diff.broken).append(Flip(example_id=i))
         diff.n_paired = len(paired)
         diff.mcnemar_p = mcnemar_exact(len(diff.broken), len(diff.fixed))
         if paired:
             shares = [(_share(reps_a[i]), _share(reps_b[i])) for i in paired]
             diff.deltas.append(self._delta(rate, shares))
-            repeated = any(len(reps_a[i]) > 1 or len(reps_b[i]) > 1 for i in paired)
+            repeated = any(reps_a[i][0] > 1 or reps_b[i][0] > 1 for i in paired)
             if always_pass_k or repeated:
                 passed = [
                     (float(settled_a[i] is True), float(settled_b[i] is True)) for i in paired
                 ]
                 diff.deltas.append(self._delta("pass^k", passed))
-        if view_a.measures and view_b.measures:
+        if scorer is not None:
+            scored_a = self.a.scorers.get(scorer, {})
+            scored_b = self.b.scorers.get(scorer, {})
             values = [
                 (mean_a, mean_b)
                 for i in self.common
-                if (mean_a := _mean([view_a.value(r) for r in self.a[i]])) is not None
-                and (mean_b := _mean([view_b.value(r) for r in self.b[i]])) is not None
+                if (mean_a := scored_a.get(i, _UNSCORED)[2]) is not None
+                and (mean_b := scored_b.get(i, _UNSCORED)[2]) is not None
             ]
             if values and not {v for pair in values for v in pair} <= {0.0, 1.0}:
                 diff.deltas.append(self._delta("mean value", values))
         return diff
-
-    def _flip(self, example_id: str, view_a: _View, view_b: _View, *, fixed: bool) -> Flip:
-        shown_a = _shown(view_a, self.a[example_id])
-        shown_b = _shown(view_b, self.b[example_id])
-        failing_view, failing = (view_a, shown_a) if fixed else (view_b, shown_b)
-        reference = self.references.get(example_id)
-        return Flip(
-            example_id=example_id,
-            expected=None if reference is None else _clip(reference),
-            answer_a=view_a.answer(shown_a),
-            answer_b=view_b.answer(shown_b),
-            reason=failing_view.reason(failing),
-        )
 
     def _delta(self, name: str, pairs: Sequence[tuple[float, float]]) -> MetricDelta:
         a = np.array([first for first, _ in pairs], dtype=np.float64)
@@ -307,6 +476,51 @@ class _Pairs:
         )
 
 
+_Reps = tuple[int, int, int, int]
+"""An example's repetitions in one view: all of them, passed, failed, undecided."""
+
+_UNSCORED: ScorerTally = (0, 0, None)
+"""The tally of an example a scorer never scored."""
+
+
+def _settled(tally: _Reps) -> bool | None:
+    """An example's outcome in a view: failed if a repetition failed, passed if every one
+    passed, else undecided (as :func:`arbiter.harness.report.example_outcomes`)."""
+    _, _, failed, undecided = tally
+    if failed:
+        return False
+    return None if undecided else True
+
+
+def _share(tally: _Reps) -> float:
+    """Share of the decided repetitions passed."""
+    _, passed, failed, _ = tally
+    return passed / (passed + failed)
+
+
+def _flip(
+    example_id: str,
+    results_a: Mapping[str, Sequence[PairResult]],
+    results_b: Mapping[str, Sequence[PairResult]],
+    references: Mapping[str, str | None],
+    view_a: _View,
+    view_b: _View,
+    *,
+    fixed: bool,
+) -> Flip:
+    shown_a = _shown(view_a, results_a[example_id])
+    shown_b = _shown(view_b, results_b[example_id])
+    failing_view, failing = (view_a, shown_a) if fixed else (view_b, shown_b)
+    reference = references.get(example_id)
+    return Flip(
+        example_id=example_id,
+        expected=None if reference is None else _clip(reference),
+        answer_a=view_a.answer(shown_a),
+        answer_b=view_b.answer(shown_b),
+        reason=failing_view.reason(failing),
+    )
+
+
 def _shown(view: _View, results: Sequence[PairResult]) -> PairResult:
     """The repetition a flip shows: the first that failed, else the first."""
     return next((r for r in results if view.outcome(r) is False), results[0])
@@ -317,13 +531,9 @@ class _OutcomeView:
     """The repetition's outcome over the run's gating scorers."""
 
     gating: frozenset[str]
-    measures: bool = False
 
     def outcome(self, result: PairResult) -> bool | None:
         return False if result.output is None else result.passed
-
-    def value(self, result: PairResult) -> float | None:
-        return None
 
     def answer(self, result: PairResult) -> str | None:
         return _answer(result.output, label_first=True)
@@ -347,17 +557,12 @@ class _ScorerView:
 
     name: str
     label_first: bool
-    measures: bool = True
 
     def outcome(self, result: PairResult) -> bool | None:
         if result.output is None:
             return False
         score = result.score(self.name)
         return None if score is None else score.passed  # None: stored before the scorer
-
-    def value(self, result: PairResult) -> float | None:
-        score = result.score(self.name)
-        return None if score is None else score.value
 
     def answer(self, result: PairResult) -> str | None:
         return _answer(result.output, label_first=self.label_first)
@@ -388,11 +593,6 @@ def _clip(text: str) -> str:
     return escape.clip(text, FLIP_TEXT_CHARS)
 
 
-def _share(outcomes: Sequence[bool | None]) -> float:
-    decided = [outcome for outcome in outcomes if outcome is not None]
-    return sum(decided) / len(decided)
-
-
 def _mean(values: Sequence[float | None]) -> float | None:
     known = [value for value in values if value is not None]
     return sum(known) / len(known) if known else None
@@ -416,12 +616,3 @@ def _group(results: Sequence[PairResult]) -> dict[str, list[PairResult]]:
     for r in sorted(results, key=lambda r: r.repetition):
         grouped.setdefault(r.example_id, []).append(r)
     return grouped
-
-
-def _in_order(ids: Sequence[str], examples: Sequence[Example]) -> list[str]:
-    """``ids`` in dataset order (first listing wins); ids of no example last, as given."""
-    position: dict[str, int] = {}
-    for example in examples:
-        position.setdefault(example.id, len(position))
-    last = len(position)
-    return sorted(ids, key=lambda i: position.get(i, last))
