@@ -1,5 +1,6 @@
-"""What a running run keeps of each result for its report: the report computed from the
-kept results is the report of the whole ones, and alike scores are kept once."""
+"""What a running run keeps of each result for its report (columns): the report computed
+from columns filled as results arrive is the report of the whole results, whatever their
+order, and the columns keep no output or text, alike scores once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 import pytest
 
 from arbiter.contract import Example, ModelCalls, Output, PairResult, Score, ScorerSpec
-from arbiter.harness.compact import ReportInputs
+from arbiter.harness.compact import ResultColumns
 from arbiter.harness.report import build_report
 
 SPECS = [
@@ -97,27 +98,49 @@ def _run(seed: int) -> tuple[list[Example], list[PairResult]]:
     return examples, results
 
 
+OPTIONS = {
+    "dataset_name": "d",
+    "dataset_hash": "h",
+    "system": "s",
+    "k": 3,
+    "scorers": SPECS,
+    "elapsed_seconds": 2.0,
+}
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_the_report_of_the_kept_results_is_the_report_of_the_whole_ones(seed: int) -> None:
+def test_the_report_of_columns_filled_as_results_arrive_is_the_report_of_the_results(
+    seed: int,
+) -> None:
     examples, results = _run(seed)
-    kept = ReportInputs()
-    compact = [kept.compact(result) for result in results]
-    options = {
-        "dataset_name": "d",
-        "dataset_hash": "h",
-        "system": "s",
-        "k": 3,
-        "seed": seed,
-        "scorers": SPECS,
-        "elapsed_seconds": 2.0,
-    }
+    # A result of an example outside the run's scope is counted, never reported on.
+    stray = PairResult(example_id="elsewhere", repetition=0, passed=True, latency_ms=1.0)
+    columns = ResultColumns(examples, [spec.label for spec in SPECS])
+    for result in [*results, stray]:
+        columns.add(result)
+    assert (columns.added, len(columns)) == (len(results) + 1, len(results))
+    options = {**OPTIONS, "seed": seed}
     whole = build_report(examples, results, **options)  # type: ignore[arg-type]
-    small = build_report(examples, compact, **options)  # type: ignore[arg-type]
-    assert small.model_dump_json() == whole.model_dump_json()
+    # The columns of the same results in another order give the same bytes.
+    shuffled = ResultColumns(examples, [spec.label for spec in SPECS])
+    shuffled.extend(random.Random(seed + 1).sample(results, len(results)))
+    kept = build_report(examples, columns, **options)  # type: ignore[arg-type]
+    again = build_report(examples, shuffled, **options)  # type: ignore[arg-type]
+    assert kept.model_dump_json() == whole.model_dump_json() == again.model_dump_json()
+    assert whole.errors_by_type == {"SystemTimeout": whole.errors_by_type["SystemTimeout"]}
+    assert whole.error_examples == {"SystemTimeout": "no answer within 30s"}
 
 
-def test_alike_scores_are_kept_once_and_texts_are_left_to_the_store() -> None:
-    kept = ReportInputs()
+def test_columns_kept_for_other_scorers_are_refused() -> None:
+    examples, results = _run(0)
+    columns = ResultColumns(examples, ["label"])
+    columns.extend(results)
+    with pytest.raises(ValueError, match="kept for scorers"):
+        build_report(examples, columns, **OPTIONS)  # type: ignore[arg-type]
+
+
+def test_columns_keep_alike_scores_once_and_leave_outputs_and_texts_to_the_store() -> None:
+    examples = [Example(id=f"e{i}", input={}) for i in range(3)]
     pairs = [
         PairResult(
             example_id=f"e{i}",
@@ -138,9 +161,13 @@ def test_alike_scores_are_kept_once_and_texts_are_left_to_the_store() -> None:
         )
         for i in range(3)
     ]
-    compact = [kept.compact(pair) for pair in pairs]
-    assert compact[0].scores is compact[1].scores is compact[2].scores
-    assert compact[0].output is compact[2].output
-    assert compact[0].scores[0].explanation == ""
-    assert [c.latency_ms for c in compact] == [0.0, 1.0, 2.0]
+    columns = ResultColumns(examples, ["label"])
+    columns.extend(pairs)
+    first, second, third = columns.scores[0]
+    assert first is second is third
+    assert first is not None
+    assert first.explanation == ""
+    assert list(columns.latencies) == [0.0, 1.0, 2.0]
+    assert list(columns.answered) == [1, 1, 1]
+    assert not hasattr(columns, "outputs")
     assert pairs[0].scores[0].explanation == "long text 0"  # the whole result is untouched

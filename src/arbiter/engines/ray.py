@@ -31,7 +31,7 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sized
 from dataclasses import dataclass
 from functools import cache
 from types import TracebackType
@@ -92,6 +92,8 @@ class _Shared:
     """Every limit's actor by name: the system's, and each provider's."""
     per_call: frozenset[str]
     """The providers whose every call holds one of their slots."""
+    rated: frozenset[str]
+    """The names with a rate limit: each of their calls takes a token."""
 
 
 def _run_batch(
@@ -129,7 +131,10 @@ def _run_batch(
     runnable = work.limited(granted)
     gated = getattr(runnable, "gated", None)
     if shared.actors and callable(gated):
-        runnable = gated(ClusterGate(shared.actors, per_call=shared.per_call, holder=holder))
+        gate = ClusterGate(
+            shared.actors, per_call=shared.per_call, rated=shared.rated, holder=holder
+        )
+        runnable = gated(gate)
     try:
         asyncio.run(runnable.run(items, keep))
     finally:
@@ -175,8 +180,9 @@ class RayEngine:
     Args:
         address: ``auto`` (:data:`DEFAULT_ADDRESS`), ``local`` (always a new local
             cluster), or a cluster's address (``HOST:PORT``, ``ray://HOST:PORT``).
-        batch_size: Items per batch; None: sixteen rounds of each task's share of the
-            concurrency (at least 256).
+        batch_size: Items per batch; None: at least sixteen rounds of each task's
+            share of the concurrency (256 items at least), grown to up to
+            :data:`MAX_BATCH` (see :class:`_BatchSizes`).
         in_flight: Batches running or queued at once (bounds the driver's memory);
             None: twice the cluster's CPUs.
         retries: Times Ray runs a batch again whose worker died.
@@ -365,7 +371,10 @@ class RayEngine:
             actors[key] = self._limit_actor(key, given.concurrency, given)
             if given.concurrency is not None:
                 per_call.add(key)
-        return _Shared(system, limit, actors, frozenset(per_call))
+        rated = frozenset(
+            key for key, given in self.limits.items() if key in actors and given.per_second
+        )
+        return _Shared(system, limit, actors, frozenset(per_call), rated)
 
     async def run(
         self, work: Work[T, R], items: Iterable[T], emit: Callable[[R], Awaitable[None]]
@@ -384,10 +393,8 @@ class RayEngine:
         parallel = self.cpus
         shared = self._shared(work)
         share = max(1, math.ceil(shared.limit / parallel))
-        # A batch long enough that starting it (building the system in the worker, the
-        # trip there and back) is small beside running it at its share of the limit.
-        size = self.batch_size or max(256, 16 * share)
         buckets: list[list[T]] = [[] for _ in range(2 * parallel)]
+        sizes = _BatchSizes(self.batch_size, share, len(buckets), items)
         in_flight = self.in_flight or 2 * parallel
         pending: dict[asyncio.Future[Any], Any] = {}
         options: dict[str, Any] = {"max_retries": self.retries, "num_cpus": 1}
@@ -414,11 +421,13 @@ class RayEngine:
 
         try:
             for item in items:
-                bucket = buckets[bucket_of(work.key(item), len(buckets))]
+                index = bucket_of(work.key(item), len(buckets))
+                bucket = buckets[index]
                 bucket.append(item)
-                if len(bucket) >= size:
+                if len(bucket) >= sizes.next(index):
                     await submit(bucket.copy())
                     bucket.clear()
+                    sizes.submitted(index)
             for bucket in buckets:
                 if bucket:
                     await submit(bucket.copy())
@@ -430,6 +439,42 @@ class RayEngine:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref, force=True)
             raise
+
+
+MAX_BATCH = 5_000
+"""Items a batch grows to at most (unless one round of its share is more): the driver
+holds the items and results of ``in_flight`` batches at once."""
+
+
+class _BatchSizes:
+    """How many items each bucket's next batch takes.
+
+    A batch must be long enough that starting it (the trip to a worker and back,
+    building the system and scorers there, the driver taking in its results) is small
+    beside running it: at least sixteen rounds of its share of the concurrency (256
+    items at least). Past that, a run whose length is known gives each bucket one batch
+    of its items (two per CPU, so the cluster stays busy until the end), and a run of
+    unknown length doubles a bucket's batches as they go; either way up to
+    :data:`MAX_BATCH`.
+    """
+
+    def __init__(self, fixed: int | None, share: int, buckets: int, items: Iterable[Any]) -> None:
+        self.fixed = fixed
+        self.floor = max(256, 16 * share)
+        count = len(items) if isinstance(items, Sized) else 0
+        self.even = math.ceil(count / buckets)
+        self.done = [0] * buckets
+
+    def next(self, bucket: int) -> int:
+        """The size at which ``bucket``'s next batch is sent."""
+        if self.fixed:
+            return self.fixed
+        grown = max(self.floor << min(self.done[bucket], 16), self.even)
+        return max(self.floor, min(MAX_BATCH, grown))
+
+    def submitted(self, bucket: int) -> None:
+        """``bucket`` sent a batch."""
+        self.done[bucket] += 1
 
 
 def _batch_results(future: asyncio.Future[Any]) -> list[Any]:

@@ -160,6 +160,10 @@ class ClusterGate:
         actors: The :class:`SharedLimit` actor handles, by system or provider name.
         per_call: The names whose calls each hold a slot (providers with a
             concurrency); a system's slots are its task's share, held by the task.
+        rated: The names with a rate limit, whose calls each reserve a token; None:
+            every name in ``actors``. A call to a name in neither set passes without
+            asking its actor anything: a trip to one actor per call would make that
+            actor the bottleneck of the whole cluster.
         holder: The task's own id (its calls' slots are renewed with it).
         sleep: How a call waits for its token (``asyncio.sleep``; tests pass a fake).
     """
@@ -169,11 +173,13 @@ class ClusterGate:
         actors: Mapping[str, Any],
         *,
         per_call: frozenset[str] = frozenset(),
+        rated: frozenset[str] | None = None,
         holder: str = "",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.actors = dict(actors)
         self.per_call = per_call
+        self.rated = frozenset(self.actors) if rated is None else rated
         self.holder = holder
         self.sleep = sleep
         self._ids = itertools.count()
@@ -182,7 +188,7 @@ class ClusterGate:
     async def __call__(self, name: str) -> AsyncIterator[None]:
         """Hold the limits of ``name`` for one call."""
         actor = self.actors.get(name)
-        if actor is None:
+        if actor is None or (name not in self.per_call and name not in self.rated):
             yield
             return
         slot = None
@@ -190,9 +196,10 @@ class ClusterGate:
             slot = f"{self.holder}/{next(self._ids)}"
             await actor.acquire.remote(slot, 1)
         try:
-            wait = float(await actor.reserve.remote())
-            if wait > 0:
-                await self.sleep(wait)
+            if name in self.rated:
+                wait = float(await actor.reserve.remote())
+                if wait > 0:
+                    await self.sleep(wait)
             yield
         finally:
             if slot is not None:

@@ -1,81 +1,135 @@
 """What a running run keeps of each result for its report, once the store has it whole.
 
 A run's report is computed at its end from every result (:func:`~arbiter.harness.report.
-build_report`), so the driver keeps them all; kept whole, a result with its output and
-its scores' explanations weighs about 3 KB, which is 3 GB for a million pairs. The report
-reads only a result's ids, outcome, error, latency and, of each score, its name, value,
-answer, expected value, outcome, band, error and model calls; it asks of the output only
-whether there was one. :class:`ReportInputs` keeps just that: the output as one shared
-placeholder, and scores that are alike (every ``label`` pass of one answer) as one
-shared object, so a kept result weighs about 400 bytes. The store keeps the whole result.
+build_report`); kept whole, a result with its output and its scores' explanations weighs
+about 3 KB, which is 3 GB for a million pairs, and even a compact copy of each (a
+PairResult of shared parts) is about 400 bytes. The report reads only a result's
+example, repetition, outcome, error, latency, whether it had an output and, of each of
+the run's scorers, the score's name, value, answer, expected value, outcome, band, error
+and model calls. :class:`ResultColumns` keeps just that, one column per field: numbers in
+typed arrays (a few bytes a pair), an error's type and message only where there was one,
+and per scorer a reference to a shared compact score (every ``label`` pass of one answer
+is one object), so a pair weighs about 40 bytes with one scorer. The store keeps the
+whole result.
 """
 
 from __future__ import annotations
 
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from arbiter.contract import Output, PairResult, Score
+from arbiter.contract import Example, PairResult, Score
 
-__all__ = ["ReportInputs"]
+__all__ = ["ResultColumns", "score_of"]
 
 MAX_SHARED = 65_536
-"""Distinct scores (and lists of them) shared at most; past that each is its own."""
+"""Distinct scores shared at most; past that each is its own."""
 
-_OUTPUT_PLACEHOLDER = Output.coerce("")
-"""Stands for every output: the report asks only whether a pair had one."""
-
-_RESULT_FIELDS = set(PairResult.model_fields)
 _SCORE_FIELDS = {"name", "value", "answer", "expected", "passed", "band", "error", "model"}
 
+_PASSED = {True: 1, False: 0, None: -1}
+OUTCOMES: tuple[bool | None, ...] = (False, True, None)
+"""An outcome by its stored code (``OUTCOMES[code]``: 1 True, 0 False, -1 None)."""
 
-class ReportInputs:
-    """Compacts results to what a report reads of them (see the module's docstring).
+
+def score_of(result: PairResult, name: str, index: int) -> Score | None:
+    """``result.score(name)``, looked for first at ``index``: a pair's scores follow the
+    run's scorers, so the ``index``-th scorer's is there unless the pair was stored by
+    a run with other scorers."""
+    scores = result.scores
+    if index < len(scores) and scores[index].name == name:
+        return scores[index]
+    return result.score(name)
+
+
+class ResultColumns:
+    """The results of a run as its report reads them, one column per field.
+
+    Results are added in any order (as they arrive); a result of an example outside
+    ``examples`` is counted (:attr:`added`) but not kept, as the report leaves it out.
+
+    Args:
+        examples: The examples in scope, in dataset order (only their ids are kept).
+        scorers: The labels of the run's scorers, in order.
 
     Examples:
-        >>> from arbiter.contract import Example
-        >>> kept = ReportInputs()
-        >>> full = PairResult(example_id="a", repetition=0, output=Output.coerce("yes"),
+        >>> from arbiter.contract import Output
+        >>> columns = ResultColumns([Example(id="a", input={})], ["label"])
+        >>> columns.add(PairResult(example_id="a", repetition=0, output=Output.coerce("yes"),
         ...     scores=[Score(name="label", passed=True, explanation="long text")],
-        ...     passed=True, latency_ms=1.0)
-        >>> small = kept.compact(full)
-        >>> (small.passed, small.scores[0].passed, small.scores[0].explanation)
-        (True, True, '')
+        ...     passed=True, latency_ms=1.0))
+        >>> (len(columns), columns.scores[0][0].passed, columns.scores[0][0].explanation)
+        (1, True, '')
     """
 
-    def __init__(self) -> None:
-        self._scores: dict[tuple[Any, ...], Score] = {}
-        self._lists: dict[tuple[int, ...], list[Score]] = {}
+    def __init__(self, examples: Sequence[Example], scorers: Sequence[str]) -> None:
+        self.position = {example.id: index for index, example in enumerate(examples)}
+        """Each example's place in the dataset order, by id."""
+        self.scorers = list(scorers)
+        self.positions = array("q")
+        """Per kept pair: its example's place."""
+        self.repetitions = array("q")
+        self.passed = array("b")
+        """Per kept pair: its outcome's code (see :data:`OUTCOMES`)."""
+        self.answered = array("b")
+        """Per kept pair: 1 when it had an output."""
+        self.latencies = array("d")
+        self.errors: dict[int, tuple[str, str]] = {}
+        """The type and message of each kept pair with an error, by its row."""
+        self.scores: list[list[Score | None]] = [[] for _ in self.scorers]
+        """Per scorer, per kept pair: its compact score (None: none)."""
+        self.added = 0
+        """Results added, kept or not."""
+        self._shared: dict[tuple[Any, ...], Score] = {}
 
-    def compact(self, result: PairResult) -> PairResult:
-        """``result`` as its report reads it, sharing what is alike with earlier ones."""
-        picked = [self._score(score) for score in result.scores]
-        scores = [score for score, _ in picked]
-        key = tuple(id(score) for score in scores)
-        shared = self._lists.get(key)
-        if shared is None:
-            shared = scores
-            # Only a list of shared scores has a key that stays theirs (ids are reused).
-            if len(self._lists) < MAX_SHARED and all(kept for _, kept in picked):
-                self._lists[key] = scores
-        return PairResult.model_construct(
-            _RESULT_FIELDS,
-            example_id=result.example_id,
-            repetition=result.repetition,
-            output=None if result.output is None else _OUTPUT_PLACEHOLDER,
-            scores=shared,
-            passed=result.passed,
-            error_type=result.error_type,
-            error_message=result.error_message,
-            latency_ms=result.latency_ms,
-            attempts=result.attempts,
+    def __len__(self) -> int:
+        """Pairs kept."""
+        return len(self.positions)
+
+    def extend(self, results: Iterable[PairResult]) -> None:
+        """:meth:`add` each of ``results``."""
+        for result in results:
+            self.add(result)
+
+    def add(self, result: PairResult) -> None:
+        """Keep what the report reads of ``result``."""
+        self.added += 1
+        position = self.position.get(result.example_id)
+        if position is None:
+            return
+        row = len(self.positions)
+        self.positions.append(position)
+        self.repetitions.append(result.repetition)
+        self.passed.append(_PASSED[result.passed])
+        self.answered.append(0 if result.output is None else 1)
+        self.latencies.append(result.latency_ms)
+        if result.error_type:
+            self.errors[row] = (
+                sys.intern(result.error_type),
+                result.error_message or "",
+            )
+        for index, name in enumerate(self.scorers):
+            score = score_of(result, name, index)
+            self.scores[index].append(None if score is None else self._compact(score))
+
+    def _compact(self, score: Score) -> Score:
+        """``score`` as the report reads it, shared with earlier alike ones."""
+        model = None if score.model is None else score.model.model_dump_json()
+        key = (
+            score.name,
+            score.value,
+            score.answer,
+            score.expected,
+            score.passed,
+            score.band,
+            score.error,
+            model,
         )
-
-    def _score(self, score: Score) -> tuple[Score, bool]:
-        """The compact score, and whether it is the shared one (kept here)."""
-        key = _score_key(score)
-        found = self._scores.get(key)
+        found = self._shared.get(key)
         if found is not None:
-            return found, True
+            return found
         kept = Score.model_construct(
             _SCORE_FIELDS,
             name=score.name,
@@ -87,21 +141,6 @@ class ReportInputs:
             error=score.error,
             model=score.model,
         )
-        if len(self._scores) >= MAX_SHARED:
-            return kept, False
-        self._scores[key] = kept
-        return kept, True
-
-
-def _score_key(score: Score) -> tuple[Any, ...]:
-    model = None if score.model is None else score.model.model_dump_json()
-    return (
-        score.name,
-        score.value,
-        score.answer,
-        score.expected,
-        score.passed,
-        score.band,
-        score.error,
-        model,
-    )
+        if len(self._shared) < MAX_SHARED:
+            self._shared[key] = kept
+        return kept

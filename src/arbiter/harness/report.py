@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,10 +25,13 @@ from arbiter.contract import (
     ScorerSection,
     ScorerSpec,
 )
+from arbiter.harness.compact import OUTCOMES, ResultColumns
 from arbiter.scoring.metrics import apply_label_map, classification_metrics, map_label
 from arbiter.stats import bootstrap_cis, wilson_interval
 
 __all__ = ["build_report", "example_outcomes", "per_example_outcomes"]
+
+K = TypeVar("K")
 
 
 def per_example_outcomes(
@@ -43,9 +46,9 @@ def per_example_outcomes(
     }
 
 
-def example_outcomes(outcomes: Mapping[str, Sequence[bool | None]]) -> dict[str, bool | None]:
+def example_outcomes(outcomes: Mapping[K, Sequence[bool | None]]) -> dict[K, bool | None]:
     """One outcome per example: False if a repetition failed, True if all passed, else None."""
-    summary: dict[str, bool | None] = {}
+    summary: dict[K, bool | None] = {}
     for example_id, reps in outcomes.items():
         # Membership compares by equality, exact for bool and None (no other values).
         if False in reps:
@@ -59,7 +62,7 @@ def example_outcomes(outcomes: Mapping[str, Sequence[bool | None]]) -> dict[str,
 
 def build_report(
     examples: Sequence[Example],
-    results: Sequence[PairResult],
+    results: Sequence[PairResult] | ResultColumns,
     *,
     dataset_name: str,
     dataset_hash: str,
@@ -79,7 +82,9 @@ def build_report(
 
     Args:
         examples: The examples in scope, in dataset order.
-        results: One result per completed (example, repetition) pair.
+        results: One result per completed (example, repetition) pair, or what a running
+            run kept of them (:class:`~arbiter.harness.compact.ResultColumns` over these
+            examples and the labels of ``scorers``).
         dataset_name: Name to show.
         dataset_hash: Content hash of the dataset.
         system: Short description of the system under test.
@@ -90,34 +95,50 @@ def build_report(
         elapsed_seconds: Wall time spent running, for throughput.
         status: Where the run is (only a completed run passes a gate).
         completeness: Pairs with a result over pairs expected.
+
+    Raises:
+        ValueError: No result is of an example in scope, or ``results`` were kept for
+            other scorers.
     """
-    position = {e.id: i for i, e in enumerate(examples)}
-    ordered = sorted(
-        (r for r in results if r.example_id in position),
-        key=lambda r: (position[r.example_id], r.repetition),
-    )
-    if not ordered:
+    labels = [spec.label for spec in scorers]
+    if isinstance(results, ResultColumns):
+        columns = results
+        if columns.scorers != labels:
+            raise ValueError(f"the results were kept for scorers {columns.scorers}, not {labels}")
+    else:
+        columns = ResultColumns(examples, labels)
+        columns.extend(results)
+    if not len(columns):
         raise ValueError("the run has no results to report on")
+    # A stable sort, as sorting the results by the same key was.
+    order: list[int] = np.lexsort((columns.repetitions, columns.positions)).tolist()
+    positions = columns.positions
+    passed = [OUTCOMES[columns.passed[row]] for row in order]
 
     sections = {
-        spec.label: _section(spec, index, ordered, examples, seed)
+        spec.label: _section(spec, columns, index, order, examples, seed)
         for index, spec in enumerate(scorers)
     }
     label_section = sections.get("label")
     label_map = _label_map(label_section.spec) if label_section else None
 
-    outcomes = per_example_outcomes(examples, ordered)
-    decided_pairs = [r.passed for r in ordered if r.passed is not None]
+    by_example: dict[int, dict[int, bool | None]] = {}
+    for row, outcome in zip(order, passed, strict=True):
+        by_example.setdefault(positions[row], {})[columns.repetitions[row]] = outcome
+    # In dataset order already: the rows are ordered by their example's place.
+    outcomes = {place: [reps[i] for i in sorted(reps)] for place, reps in by_example.items()}
+    del by_example
+    decided_pairs = [outcome for outcome in passed if outcome is not None]
     per_example = example_outcomes(outcomes)
     decided = [i for i, outcome in per_example.items() if outcome is not None]
     all_passed = np.array([per_example[i] is True for i in decided], dtype=float)
     mean_passed = np.array([_share(outcomes[i]) for i in decided], dtype=float)
 
     cohorts: dict[str, CohortMetrics] = {}
-    by_cohort: dict[str, list[str]] = {}
-    for e in examples:
-        if e.cohort is not None and e.id in outcomes:
-            by_cohort.setdefault(e.cohort, []).append(e.id)
+    by_cohort: dict[str, list[int]] = {}
+    for place, e in enumerate(examples):
+        if e.cohort is not None and place in outcomes:
+            by_cohort.setdefault(e.cohort, []).append(place)
     for cohort in sorted(by_cohort):
         ids = by_cohort[cohort]
         flat = [c is True for i in ids for c in outcomes[i] if c is not None]
@@ -128,15 +149,16 @@ def build_report(
             pass_k=sum(c is True for c in settled) / len(settled) if settled else 0.0,
         )
 
-    errors = Counter(r.error_type for r in ordered if r.error_type)
-    latencies = np.array([r.latency_ms for r in ordered], dtype=float)
+    errors = Counter(error_type for error_type, _ in columns.errors.values())
+    latencies = np.frombuffer(columns.latencies, dtype=np.float64)[order]
     latency = LatencySummary(
         p50_ms=float(np.percentile(latencies, 50)),
         p95_ms=float(np.percentile(latencies, 95)),
         p99_ms=float(np.percentile(latencies, 99)),
         mean_ms=float(latencies.mean()),
     )
-    throughput = len(ordered) / elapsed_seconds if elapsed_seconds else None
+    n = len(order)
+    throughput = n / elapsed_seconds if elapsed_seconds else None
     pass_hat_k, pass_at_1 = _bootstraps([all_passed, mean_passed], seed)
     model = _summed(s.model for s in sections.values())
 
@@ -154,7 +176,7 @@ def build_report(
         scorers=list(scorers),
         sections=sections,
         accuracy=_wilson(sum(decided_pairs), len(decided_pairs)),
-        undecided=len(ordered) - len(decided_pairs),
+        undecided=n - len(decided_pairs),
         strict=label_section.classification if label_section else None,
         mapped=label_section.mapped if label_section else None,
         pass_hat_k=pass_hat_k,
@@ -162,48 +184,42 @@ def build_report(
         undecided_examples=len(outcomes) - len(decided),
         cohorts=cohorts,
         errors_by_type=dict(sorted(errors.items())),
-        error_examples=_first_messages(ordered),
-        error_rate=sum(errors.values()) / len(ordered),
+        error_examples=_first_messages(columns, order),
+        error_rate=sum(errors.values()) / n,
         latency=latency,
         examples_per_second=throughput,
         model=model,
     )
 
 
-def _score_of(result: PairResult, name: str, index: int) -> Score | None:
-    """``result.score(name)``, looked for first at ``index``: a pair's scores follow the
-    run's scorers, so the ``index``-th scorer's is there unless the pair was stored by
-    a run with other scorers."""
-    scores = result.scores
-    if index < len(scores) and scores[index].name == name:
-        return scores[index]
-    return result.score(name)
-
-
 def _section(
     spec: ScorerSpec,
+    columns: ResultColumns,
     index: int,
-    ordered: Sequence[PairResult],
+    order: Sequence[int],
     examples: Sequence[Example],
     seed: int,
 ) -> ScorerSection:
-    """The figures of the run's ``index``-th scorer over the run's pairs (failed calls
-    count as failed)."""
+    """The figures of the run's ``index``-th scorer over the run's pairs (``order``:
+    the rows of ``columns`` in report order; failed calls count as failed)."""
     name = spec.label
-    scores = [_score_of(r, name, index) for r in ordered]
-    expected_of = _expected_categories(spec, ordered, scores, examples)
+    column = columns.scores[index]
+    scores = [column[row] for row in order]
+    places = [columns.positions[row] for row in order]
+    expected_of = _expected_categories(spec, places, scores, examples)
     passed = failed = abstained = errored = 0
     bands: Counter[Band] = Counter()
     # Outcomes are folded as they come, not listed per example: containers built per
     # pair live through the report, and the cyclic collector walks them again and again.
-    settled: dict[str, bool | None] = {}
-    values: dict[str, list[float]] = {}
+    settled: dict[int, bool | None] = {}
+    values: dict[int, list[float]] = {}
     y_true: list[str] = []
     y_pred: list[str | None] = []
-    for result, score in zip(ordered, scores, strict=True):
+    answered = columns.answered
+    for row, place, score in zip(order, places, scores, strict=True):
         outcome: bool | None
         if score is None:
-            outcome = False if result.output is None else None
+            outcome = False if not answered[row] else None
             if outcome is None:
                 abstained += 1  # a result stored before this scorer existed
         else:
@@ -215,15 +231,15 @@ def _section(
             if score.band is not None:
                 bands[score.band] += 1
             if score.value is not None:
-                values.setdefault(result.example_id, []).append(score.value)
+                values.setdefault(place, []).append(score.value)
         if outcome is True:
             passed += 1
         elif outcome is False:
             failed += 1
-        settled[result.example_id] = _combined(settled.get(result.example_id, True), outcome)
+        settled[place] = _combined(settled.get(place, True), outcome)
         expected = score.expected if score is not None else None
         if expected is None:
-            expected = expected_of.get(result.example_id)
+            expected = expected_of.get(place)
         if expected is not None and (score is None or score.error is None):
             y_true.append(expected)
             y_pred.append(score.answer if score is not None else None)
@@ -241,7 +257,7 @@ def _section(
     return ScorerSection(
         name=name,
         spec=spec,
-        n=len(ordered),
+        n=len(order),
         passed=passed,
         failed=failed,
         abstained=abstained,
@@ -268,12 +284,13 @@ def _combined(outcome: bool | None, repetition: bool | None) -> bool | None:
 
 def _expected_categories(
     spec: ScorerSpec,
-    ordered: Sequence[PairResult],
+    places: Sequence[int],
     scores: Sequence[Score | None],
     examples: Sequence[Example],
-) -> dict[str, str]:
-    """Per example, the category its answers are compared with, for pairs with no score
-    (``scores`` holds the scorer's score of each pair of ``ordered``).
+) -> dict[int, str]:
+    """Per example (by its place), the category its answers are compared with, for
+    pairs with no score (``scores`` holds the scorer's score of each pair, ``places``
+    each pair's example).
 
     A failed call has no score, yet it counts against the scorer's classification report
     (a wrong answer, as scikit-learn counts a label outside the matrix): its expected
@@ -281,15 +298,15 @@ def _expected_categories(
     ``label`` the example's own label.
     """
     found = {
-        r.example_id: s.expected
-        for r, s in zip(ordered, scores, strict=True)
+        place: s.expected
+        for place, s in zip(places, scores, strict=True)
         if s is not None and s.expected
     }
     if spec.name == "label":
-        for example in examples:
+        for place, example in enumerate(examples):
             reference = example.reference_label
             if reference is not None:
-                found.setdefault(example.id, reference)
+                found.setdefault(place, reference)
     return found
 
 
@@ -361,7 +378,7 @@ def _wilson(successes: int, n: int) -> Interval:
     return Interval(estimate=successes / n if n else 0.0, low=low, high=high, method="wilson", n=n)
 
 
-def _mean_value(flat: list[float], values: Mapping[str, list[float]], seed: int) -> Interval | None:
+def _mean_value(flat: list[float], values: Mapping[Any, list[float]], seed: int) -> Interval | None:
     """The mean of per-example mean values with its bootstrap interval.
 
     None when a value is infinite (no mean to speak of). Values are scaled by the
@@ -401,9 +418,13 @@ def _bootstraps(samples: list[np.ndarray[Any, Any]], seed: int) -> list[Interval
     ]
 
 
-def _first_messages(results: Sequence[PairResult]) -> dict[str, str]:
+def _first_messages(columns: ResultColumns, order: Sequence[int]) -> dict[str, str]:
+    """The message of each error type's first pair, in report order."""
     first: dict[str, str] = {}
-    for r in results:
-        if r.error_type and r.error_type not in first:
-            first[r.error_type] = r.error_message or ""
+    errors = columns.errors
+    if errors:
+        for row in order:
+            found = errors.get(row)
+            if found is not None and found[0] not in first:
+                first[found[0]] = found[1]
     return dict(sorted(first.items()))

@@ -46,7 +46,7 @@ from arbiter.errors import (
     SystemTimeout,
     SystemUnderTestError,
 )
-from arbiter.harness.compact import ReportInputs
+from arbiter.harness.compact import ResultColumns
 from arbiter.harness.describe import describe_system, describe_system_short, run_summary
 from arbiter.harness.report import build_report
 from arbiter.harness.sink import Lease, RunStore
@@ -354,16 +354,15 @@ async def _execute(
     *,
     store: RunStore | None,
     run_id: str | None,
-    sink: list[PairResult],
+    sink: ResultColumns,
     progress: ProgressCallback | None,
     already_done: int,
     total: int,
 ) -> None:
-    """Run ``pairs`` on ``engine``; persist each result as soon as it arrives."""
+    """Run ``pairs`` on ``engine``; persist each result as soon as it arrives, and
+    keep in ``sink`` only what the report reads of it (the store keeps it whole)."""
     finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
     done = already_done
-    # The store keeps each result whole; the report needs only a small part of it.
-    compact = ReportInputs().compact
 
     async def arrived(result: PairResult) -> None:
         finished.put_nowait(result)
@@ -393,7 +392,7 @@ async def _execute(
                 if store is not None and run_id is not None:
                     last_write = loop.time()
                     await asyncio.to_thread(store.add_results, run_id, batch)
-                sink.extend(compact(result) for result in batch)
+                sink.extend(batch)
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
@@ -597,7 +596,11 @@ async def _run_pairs(
     prior: list[PairResult],
     prior_elapsed: float = 0.0,
 ) -> Report:
-    results: list[PairResult] = list(prior)
+    specs = [s.spec for s in work.scorers] if work.scorers is not None else config.scorers or []
+    results = ResultColumns(examples, [spec.label for spec in specs])
+    results.extend(prior)
+    already_done = len(prior)
+    prior.clear()  # kept in the columns: a resumed big run must not hold every result twice
     total = len(examples) * config.k
     status: RunStatus = "failed"
     segment: int | None = None
@@ -617,10 +620,10 @@ async def _run_pairs(
                 run_id=run_id,
                 sink=results,
                 progress=progress,
-                already_done=len(prior),
+                already_done=already_done,
                 total=total,
             )
-            status = "completed" if len(results) >= total else "failed"
+            status = "completed" if results.added >= total else "failed"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -641,11 +644,11 @@ async def _run_pairs(
         system=describe_system_short(description),
         k=config.k,
         seed=config.seed,
-        scorers=[s.spec for s in work.scorers] if work.scorers is not None else config.scorers,
+        scorers=specs,
         run_id=run_id,
         elapsed_seconds=prior_elapsed + elapsed,
         status=status,
-        completeness=Completeness(done=len(results), expected=total),
+        completeness=Completeness(done=results.added, expected=total),
     )
     if store is not None and run_id is not None:
         await asyncio.to_thread(store.save_summary, run_id, run_summary(report))
