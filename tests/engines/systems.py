@@ -56,3 +56,12 @@ async def stamped(inputs: dict[str, Any]) -> str:
     finally:
         writer.close()
     return str(inputs["q"])
+
+
+def logged(inputs: dict[str, Any]) -> str:
+    """Each call appends when it started (``time.monotonic``) to the file ``inputs['log']``."""
+    import time
+
+    with open(inputs["log"], "a", encoding="utf-8") as log:
+        log.write(f"{time.monotonic()}\n")
+    return str(inputs["q"])

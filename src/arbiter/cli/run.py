@@ -219,6 +219,18 @@ def run(
             "knows, else a local one started for the run) \\[default: auto].",
         ),
     ] = None,
+    rate_limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rate-limit",
+            metavar="[PROVIDER=]N/s",
+            help="At most N calls a second (N/min: a minute) to the system, or with "
+            "PROVIDER= model calls to that provider (openai, anthropic, llama_cpp, ...); "
+            "',burst=B' lets B start at once after a quiet spell, ',concurrency=C' holds a "
+            "provider to C calls in flight. On --engine ray every worker shares it. "
+            "Repeatable; replaces an eval file's run.rate_limit.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[
         bool,
@@ -240,8 +252,14 @@ def run(
     from arbiter.errors import InputError
     from arbiter.service.engines import EngineChoice
 
-    # Where the pairs run is not what is run: it may be given with an eval file or a resume.
-    where = EngineChoice.of(engine, ray_address) if engine or ray_address else None
+    # Where the pairs run, and how fast calls go, is not what is run: it may be given with
+    # an eval file or a resume.
+    placed = engine is not None or ray_address is not None
+    where = (
+        EngineChoice.of(engine, ray_address, rate_limits=rate_limit or ())
+        if placed or rate_limit
+        else None
+    )
 
     given = {
         name: value
@@ -290,6 +308,13 @@ def run(
             )
         plan = plan_from_file(eval_file)
         if where is not None:
+            own = plan.engine
+            where = dataclasses.replace(
+                where,
+                name=where.name if placed else own.name,
+                ray_address=where.ray_address if placed else own.ray_address,
+                rate_limits=where.rate_limits if rate_limit else own.rate_limits,
+            )
             plan = dataclasses.replace(plan, engine=where)
     else:
         plan = plan_from_options(

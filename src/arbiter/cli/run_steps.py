@@ -234,6 +234,7 @@ def plan_from_options(
 def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Check the plan whole, then (unless ``dry_run``) run it, report, and gate it."""
     from arbiter.datasets import load_dataset
+    from arbiter.harness.describe import describe_system_short
     from arbiter.scoring.base import ScoringContext
     from arbiter.service.run_plans import refuse_agent_scorers
     from arbiter.service.runs import check_inputs, start_run
@@ -248,7 +249,10 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     system = build_system(plan.system, headers=plan.headers)
     check_references(in_scope, plan.scorers, source)
     check_inputs(system, list(in_scope), source)
-    context = ScoringContext(use_cache=plan.config.uses_cache)
+    # On the local engine, the run's rate limits gate its model calls as its system calls.
+    system_key = describe_system_short(plan.system)
+    gate = plan.engine.gate(system_key)
+    context = ScoringContext(use_cache=plan.config.uses_cache, gate=gate)
     scorers = build_scorers(plan.scorers, context=context)
     if dry_run:
         _print_dry_run(plan, data.name, len(in_scope), as_json=as_json)
@@ -267,7 +271,7 @@ def execute(plan: EvalPlan, *, dry_run: bool, as_json: bool, quiet: bool) -> Non
     )
     try:
         with (
-            opened_engine(plan.engine) as engine,
+            opened_engine(plan.engine, system=system_key, gate=gate) as engine,
             progress_bar(data.name, enabled=not quiet) as bar,
         ):
             if engine.name != "local" and not quiet:
@@ -381,6 +385,8 @@ def resume(
     with a gate (an eval file's ``[gate]``) is gated when it completes, as on its start."""
     from arbiter.datasets import load_dataset
     from arbiter.errors import InputError
+    from arbiter.harness.describe import describe_system_short
+    from arbiter.scoring.base import ScoringContext
     from arbiter.service.engines import opened_engine
     from arbiter.service.runs import GateFloors, resume_run, system_description
     from arbiter.telemetry import Telemetry
@@ -436,8 +442,13 @@ def resume(
         tracker = Tracker(lambda done, total: None)
         info = store.get_run(run_id)
         tracker.run_id = info.id
+        system_key = describe_system_short(info.system)
+        limits = engine.gate(system_key) if engine is not None else None
+        context = None
+        if limits is not None:  # the local engine: the limits gate model calls too
+            context = ScoringContext(use_cache=info.run_config.uses_cache, gate=limits)
         with (
-            opened_engine(engine) as where,
+            opened_engine(engine, system=system_key, gate=limits) as where,
             progress_bar(f"resuming {tracker.run_id}", enabled=not quiet) as bar,
         ):
             tracker.progress = bar
@@ -451,6 +462,7 @@ def resume(
                         progress=tracker,
                         telemetry=telemetry,
                         engine=where,
+                        context=context,
                     )
                 )
             except KeyboardInterrupt:

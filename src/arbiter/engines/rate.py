@@ -7,7 +7,8 @@ clock decides every start. Over any stretch of ``W`` seconds of that clock, at m
 ``burst + per_second * W`` calls start (:func:`most_in_window` counts them).
 
 Pure code over an injected clock: the Ray engine keeps one bucket per name in an actor
-(:mod:`arbiter.engines.ray_limits`), and the tests drive one with a fake clock.
+(:mod:`arbiter.engines.ray_limits`), the local engine one per name in its process
+(:class:`LocalGate`), and the tests drive one with a fake clock.
 
 Examples:
     >>> now = [0.0]
@@ -20,13 +21,15 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["CallLimit", "TokenBucket", "most_in_window"]
+__all__ = ["CallLimit", "LocalGate", "TokenBucket", "most_in_window"]
 
 KEPT_STARTS = 100_000
 """Start times a bucket keeps for its accounting (the most recent ones)."""
@@ -126,3 +129,49 @@ def most_in_window(starts: Iterable[float], window: float) -> int:
             first += 1
         most = max(most, last - first + 1)
     return most
+
+
+class LocalGate:
+    """The shared limits of the local engine: the calls of this process, by name, through
+    a token bucket (a name with a rate) and a semaphore (a name with a concurrency).
+
+    What :class:`~arbiter.engines.ray_limits.ClusterGate` is to a cluster's workers,
+    for one process: ``async with gate(name):`` around each call to a system or provider.
+
+    Args:
+        limits: The limits by system or provider name; a name not here passes at once.
+        clock: The buckets' clock (``time.monotonic`` by default).
+        sleep: How a call waits for its token (``asyncio.sleep``; tests pass a fake).
+    """
+
+    def __init__(
+        self,
+        limits: Mapping[str, CallLimit],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.limits = dict(limits)
+        self.sleep = sleep
+        self.buckets = {
+            name: TokenBucket(limit, clock=clock)
+            for name, limit in self.limits.items()
+            if limit.per_second is not None
+        }
+        self._slots = {
+            name: asyncio.Semaphore(limit.concurrency)
+            for name, limit in self.limits.items()
+            if limit.concurrency is not None
+        }
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, name: str) -> AsyncIterator[None]:
+        """Hold the limits of ``name`` for one call."""
+        slots = self._slots.get(name)
+        async with slots if slots is not None else contextlib.nullcontext():
+            bucket = self.buckets.get(name)
+            if bucket is not None:
+                wait = bucket.reserve()
+                if wait > 0:
+                    await self.sleep(wait)
+            yield

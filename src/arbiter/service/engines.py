@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,17 +32,76 @@ from typing import Any
 from arbiter.contract import ScorerSpec
 from arbiter.engines.base import ENGINE_NAMES, CallGate, Engine, EngineName
 from arbiter.engines.local import LocalEngine
+from arbiter.engines.rate import CallLimit, LocalGate
 from arbiter.errors import InputError
 from arbiter.harness.runner import RunParts
 from arbiter.scoring.base import Scorer, ScoringContext
 from arbiter.systems.base import SystemUnderTest
 
 __all__ = [
+    "RATE_LIMIT_FORM",
+    "SYSTEM",
     "EngineChoice",
     "agent_run_parts",
     "opened_engine",
+    "parse_rate_limits",
     "run_parts",
 ]
+
+SYSTEM = ""
+"""The name a rate limit is given under when it is the run's system's (no ``NAME=``)."""
+
+RATE_LIMIT_FORM = "[PROVIDER=]N/s or N/min, then optionally ,burst=B ,concurrency=C"
+"""How a rate limit is written (``20/s``, ``openai=600/min,burst=5,concurrency=8``)."""
+
+_RATE = re.compile(r"^(?:(?P<name>[A-Za-z0-9_.:-]+)=)?(?P<n>[0-9]*\.?[0-9]+)/(?P<per>s|min)$")
+
+
+def parse_rate_limits(
+    values: Sequence[str], *, where: str = "--rate-limit"
+) -> dict[str, CallLimit]:
+    """Rate limits as written (:data:`RATE_LIMIT_FORM`), by name: :data:`SYSTEM` for the
+    run's system, else a model provider's name (``openai``, ``llama_cpp``).
+
+    Examples:
+        >>> parse_rate_limits(["20/s", "openai=600/min,burst=5"])
+        {'': CallLimit(concurrency=None, per_second=20.0, burst=1), \
+'openai': CallLimit(concurrency=None, per_second=10.0, burst=5)}
+
+    Raises:
+        InputError: A value not of that form, a number out of range, or a name twice.
+    """
+    limits: dict[str, CallLimit] = {}
+    for value in values:
+        head, *extras = str(value).strip().split(",")
+        found = _RATE.match(head.strip())
+        options: dict[str, int] = {}
+        bad = found is None
+        for extra in extras:
+            key, _, number = extra.strip().partition("=")
+            if key not in ("burst", "concurrency") or not number.isdigit() or key in options:
+                bad = True
+                break
+            options[key] = int(number)
+        if bad or found is None:
+            raise InputError(f"{where} {value!r}: expected {RATE_LIMIT_FORM} (e.g. 20/s)")
+        rate = float(found["n"]) / (60.0 if found["per"] == "min" else 1.0)
+        name = found["name"] or SYSTEM
+        try:
+            limit = CallLimit(
+                concurrency=options.get("concurrency"),
+                per_second=rate,
+                burst=options.get("burst", 1),
+            )
+        except ValueError as exc:
+            raise InputError(f"{where} {value!r}: {exc}") from None
+        if not math.isfinite(rate) or rate <= 0:
+            raise InputError(f"{where} {value!r}: the rate must be above 0")
+        if name in limits:
+            which = "the system" if name == SYSTEM else repr(name)
+            raise InputError(f"{where} {value!r}: a second rate limit for {which}")
+        limits[name] = limit
+    return limits
 
 
 @dataclass(frozen=True)
@@ -52,39 +113,78 @@ class EngineChoice:
     ray_address: str = "auto"
     """With ``ray``: ``auto`` (the cluster this machine knows, else a local one started
     for the command), ``local``, or a cluster's address."""
+    rate_limits: tuple[tuple[str, CallLimit], ...] = ()
+    """Limits on calls, by name (:func:`parse_rate_limits`): on a cluster shared by
+    every worker, on the local engine by this process."""
+
+    def limits(self, system: str | None) -> dict[str, CallLimit]:
+        """The limits by the name calls give: the system's under its short description
+        ``system`` (as the report's ``system`` line shows it), providers' under theirs."""
+        named: dict[str, CallLimit] = {}
+        for name, limit in self.rate_limits:
+            if name != SYSTEM:
+                named[name] = limit
+            elif system:
+                named[system] = limit
+        return named
+
+    def gate(self, system: str | None) -> LocalGate | None:
+        """On the local engine with limits: the gate every call of the run passes (the
+        engine's and the scorers' model calls'); else None (a cluster gates its workers)."""
+        if self.name != "local" or not self.rate_limits:
+            return None
+        return LocalGate(self.limits(system))
 
     @classmethod
     def of(
-        cls, name: str | None, ray_address: str | None, *, where: str = "--engine"
+        cls,
+        name: str | None,
+        ray_address: str | None,
+        *,
+        where: str = "--engine",
+        rate_limits: Sequence[str] = (),
     ) -> EngineChoice:
         """A choice from options; ``--ray-address`` without ``--engine ray`` is refused.
 
         Raises:
-            InputError: An unknown engine, or a Ray address for the local engine.
+            InputError: An unknown engine, a Ray address for the local engine, or a rate
+                limit not as :func:`parse_rate_limits` reads them.
         """
+        limits = tuple(parse_rate_limits(rate_limits).items())
         chosen = name or "local"
         if chosen not in ENGINE_NAMES:
             raise InputError(f"{where} {chosen!r}: expected one of {', '.join(ENGINE_NAMES)}")
         if ray_address is not None and chosen != "ray":
             raise InputError("--ray-address is for --engine ray")
         engine: EngineName = "ray" if chosen == "ray" else "local"
-        return cls(engine, ray_address or "auto")
+        return cls(engine, ray_address or "auto", limits)
 
 
 @contextlib.contextmanager
-def opened_engine(choice: EngineChoice | None = None) -> Iterator[Engine]:
+def opened_engine(
+    choice: EngineChoice | None = None,
+    *,
+    system: str | None = None,
+    gate: LocalGate | None = None,
+) -> Iterator[Engine]:
     """The chosen engine, opened (connected to its cluster, or a local cluster started)
     for the block and closed after.
+
+    Args:
+        choice: The engine and its limits; None: the local engine, no limits.
+        system: The short description of the system the work calls (its limits' name).
+        gate: On the local engine, the gate of the run's limits (:meth:`EngineChoice.gate`),
+            made once and given to its scorers too; None: made here.
 
     Raises:
         EngineError: Ray is not installed, or the cluster cannot be reached or started.
     """
     if choice is None or choice.name == "local":
-        yield LocalEngine()
+        yield LocalEngine(gate or (choice.gate(system) if choice is not None else None))
         return
     from arbiter.engines.ray import RayEngine
 
-    with RayEngine(choice.ray_address) as engine:
+    with RayEngine(choice.ray_address, limits=choice.limits(system)) as engine:
         yield engine
 
 

@@ -53,7 +53,7 @@ from arbiter.errors import InputError
 from arbiter.scoring.files import file_arguments
 from arbiter.scoring.labels import BINARY_LABEL_MAP
 from arbiter.scoring.registry import ScorerRegistry
-from arbiter.service.engines import EngineChoice
+from arbiter.service.engines import EngineChoice, parse_rate_limits
 from arbiter.service.runs import GateFloors, system_description
 from arbiter.systems.registry import DEFAULT_KIND, SystemRegistry
 from arbiter.validation import describe_validation_error
@@ -119,6 +119,10 @@ class RunSection(StrictModel):
     """Where the pairs run: this process, or a Ray cluster (same results either way)."""
     ray_address: str | None = None
     """With ``engine = "ray"``: a cluster's address; unset: ``auto``."""
+    rate_limit: str | list[str] = Field(default_factory=list)
+    """Calls per second (or minute) the system, or a model provider, may be sent, on
+    any engine (on a cluster shared by every worker): ``"20/s"``, or a list such as
+    ``["20/s", "openai=600/min,burst=5,concurrency=8"]`` (see ``arbiter run --help``)."""
 
 
 class ScorerEntry(StrictModel):
@@ -250,6 +254,11 @@ def load_eval_file(
     if spec.run.ray_address is not None and spec.run.engine != "ray":
         where = document.where(("run", "ray_address"))
         raise InputError(f'{where}: run.ray_address: it is for engine = "ray"')
+    given = spec.run.rate_limit
+    rate_limits = parse_rate_limits(
+        [given] if isinstance(given, str) else given,
+        where=f"{document.where(('run', 'rate_limit'))}: run.rate_limit",
+    )
     return EvalPlan(
         source=document.path,
         file_hash=config.eval_file_hash,
@@ -263,7 +272,9 @@ def load_eval_file(
         tags=dict(spec.tags),
         floors=floors,
         baseline=gate.baseline if gate is not None else None,
-        engine=EngineChoice(spec.run.engine, spec.run.ray_address or "auto"),
+        engine=EngineChoice(
+            spec.run.engine, spec.run.ray_address or "auto", tuple(rate_limits.items())
+        ),
     )
 
 
