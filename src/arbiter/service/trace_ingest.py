@@ -4,11 +4,12 @@ An instrumented app exports its spans (``POST /v1/traces``) and, with the older 
 instrumentations such as ``opentelemetry-instrumentation-openai-v2``, its chat messages
 and tool calls as log records (``POST /v1/logs``), in separate requests, in any order,
 and a long trace in several batches. :class:`TraceIngest` keeps what arrived of each
-recent trace in a bounded buffer and, whenever a trace gains spans or log records,
-imports it again whole (OTLP GenAI, or OpenInference when its spans say so), scores its
-runs online and stores them, replacing what the trace gave before. So a run's tool
-calls appear once the log records that carry them arrive, and a run whose agent span
-comes last is stored once, as a whole.
+recent trace in a bounded buffer in the store (:mod:`arbiter.store.otlp_buffer_repository`),
+so that any server process pairs any trace, and, whenever a trace gains spans or log
+records, imports it again whole (OTLP GenAI, or OpenInference when its spans say so),
+scores its runs online and stores them, replacing what the trace gave before. So a
+run's tool calls appear once the log records that carry them arrive, whichever process
+takes them, and a run whose agent span comes last is stored once, as a whole.
 
 Bounds: :data:`MAX_TRACES` traces are buffered (the least recently touched go first),
 each for :data:`MAX_AGE_S` seconds after it was last touched, with at most
@@ -22,11 +23,13 @@ will not come, and expire.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from arbiter.contract import StoredTrajectory
 from arbiter.errors import InputError
@@ -35,12 +38,20 @@ from arbiter.service.safety_events import record_firewall_events
 from arbiter.service.trajectories import AgentRunScoring, run_id_for, score_run
 from arbiter.service.trust import evaluate_breaker
 from arbiter.store import Store
+from arbiter.store.otlp_buffer_repository import (
+    PendingTrace,
+    TraceArrivals,
+    count_pending_traces,
+    keep_if_current,
+    mark_rejected,
+    take_arrivals,
+)
 from arbiter.store.trajectory_repository import save_trajectories
 from arbiter.telemetry_eval import EVALUATION_OPERATION
 from arbiter.trajectories.formats import ImportedRun, TrajectoryFormat, TrajectoryFormatRegistry
 from arbiter.trajectories.otlp import body_format, decode_otlp_body
 from arbiter.trajectories.otlp_steps import operation
-from arbiter.trajectories.spans import LogRecord, Rejected, Span
+from arbiter.trajectories.spans import LogRecord, Rejected, Span, SpanEvent
 
 __all__ = [
     "MAX_AGE_S",
@@ -92,26 +103,17 @@ class IngestReport:
         return shown if len(shown) <= MAX_MESSAGE_CHARS else shown[: MAX_MESSAGE_CHARS - 1] + "…"
 
 
-@dataclass
-class _Trace:
-    spans: dict[str, Span] = field(default_factory=dict)
-    logs: list[LogRecord] = field(default_factory=list)
-    log_keys: set[tuple[str | None, int | None, str | None, str]] = field(default_factory=set)
-    stored: set[str] = field(default_factory=set)
-    version: int = 0
-    touched: float = 0.0
-    rejected: str | None = None  # why the trace cannot be imported; its later items too
-
-
 class TraceIngest:
     """Pairs spans and log records per trace, and stores each trace's scored runs.
 
     Args:
-        store: Where the runs go.
+        store: Where the runs go, and the buffer of recent traces (shared by every
+            server process over the same store).
         scoring: The online scoring of agent runs (built once).
         max_traces: Most traces buffered.
         max_age_s: Seconds a trace stays buffered after it was last touched.
-        clock: Seconds, monotonic (tests pass their own).
+        clock: Seconds, wall time, the same in every process over the store (tests pass
+            their own).
         formats: The trajectory formats whose span readers import a trace (the one that
             claims its spans most); None: the built-in ones and the installed plugins'.
     """
@@ -123,18 +125,17 @@ class TraceIngest:
         *,
         max_traces: int = MAX_TRACES,
         max_age_s: float = MAX_AGE_S,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
         formats: TrajectoryFormatRegistry | None = None,
     ) -> None:
         self.store, self.scoring = store, scoring
         self.formats = formats or TrajectoryFormatRegistry.default()
         self.max_traces, self.max_age_s, self._clock = max_traces, max_age_s, clock
-        self._traces: OrderedDict[tuple[str | None, str], _Trace] = OrderedDict()
 
     @property
     def buffered(self) -> int:
-        """Traces in the buffer now."""
-        return len(self._traces)
+        """Traces in the buffer now (those every process over the store sees)."""
+        return count_pending_traces(self.store)
 
     async def export(
         self,
@@ -176,83 +177,48 @@ class TraceIngest:
         carried = Counter(
             [s.trace_id for s in spans] if kind == "traces" else [r.trace_id for r in logs]
         )
-        self._expire()
-        touched = self._take(owner, spans, logs)
+        arrivals = _Arrivals(spans, logs, broken if kind == "traces" else {})
+        pending = take_arrivals(
+            self.store,
+            arrivals.batches,
+            owner=owner,
+            now=self._clock(),
+            max_age_s=self.max_age_s,
+            max_traces=self.max_traces,
+            max_items=MAX_TRACE_ITEMS,
+        )
         snapshots = []
-        for key in touched:
-            trace = self._traces[key]
-            if kind == "traces" and key[1] in broken and trace.rejected is None:
-                trace.rejected = broken[key[1]]  # a trace missing a span would import wrong
-            elif trace.rejected is not None:
-                report.errors.append(f"trace {key[1]}: rejected before: {trace.rejected}")
-            if trace.rejected is not None:
-                report.rejected += carried[key[1]]
+        for trace_id in arrivals.batches:
+            trace = pending.get(trace_id)
+            if trace is None:
+                continue  # left the buffer at once (a request touching more than it holds)
+            if trace.rejected_before is not None:
+                report.errors.append(f"trace {trace_id}: rejected before: {trace.rejected_before}")
+            if trace.rejected_before is not None or trace_id in arrivals.broken:
+                report.rejected += carried[trace_id]
                 continue
             if not trace.spans:
                 continue  # log records waiting for their spans
-            found = list(trace.spans.values())
+            found = arrivals.spans_of(trace_id, trace)
             reader = self._span_format(found)
             if reader is None:
                 report.ignored_traces += 1
                 continue
             try:
-                runs = self._runs(reader, found, trace.logs, content_type)
+                runs = self._runs(reader, found, arrivals.logs_of(trace_id, trace), content_type)
             except InputError as exc:
-                trace.rejected = str(exc)
-                report.rejected += carried[key[1]]
+                mark_rejected(self.store, trace_id, str(exc), owner=owner)
+                report.rejected += carried[trace_id]
                 report.errors.append(str(exc))
                 continue
-            snapshots.append((key, trace.version, runs))
-        records: list[tuple[tuple[str | None, str], int, list[StoredTrajectory]]] = []
-        for key, version, runs in snapshots:
+            snapshots.append((trace_id, trace.token, runs))
+        records: list[tuple[str, tuple[int, int], list[StoredTrajectory]]] = []
+        for trace_id, token, runs in snapshots:
             scored = [await self._score(run, owner) for run in runs]
-            records.append((key, version, scored))
+            records.append((trace_id, token, scored))
         self._save(records, owner, report)
         await evaluate_breaker(self.store, report.stored, owner=owner)  # never raises
         return report
-
-    def _take(
-        self, owner: str | None, spans: Sequence[Span], logs: Iterable[LogRecord]
-    ) -> list[tuple[str | None, str]]:
-        """Buffer the request's spans and log records; the traces they touched, in order."""
-        now = self._clock()
-        touched: dict[tuple[str | None, str], None] = {}
-        for span in spans:
-            trace = self._entry((owner, span.trace_id), now, touched)
-            if span.span_id in trace.spans or len(trace.spans) < MAX_TRACE_ITEMS:
-                trace.spans[span.span_id] = span
-        for log in logs:
-            if log.trace_id is None:
-                continue  # nothing to pair it with
-            trace = self._entry((owner, log.trace_id), now, touched)
-            key = (log.span_id, log.time_ns, log.event_name, repr(log.body)[:200])
-            if key not in trace.log_keys and len(trace.logs) < MAX_TRACE_ITEMS:
-                trace.log_keys.add(key)  # an exporter's retry sends a batch twice
-                trace.logs.append(log)
-        return list(touched)
-
-    def _entry(
-        self, key: tuple[str | None, str], now: float, touched: dict[tuple[str | None, str], None]
-    ) -> _Trace:
-        trace = self._traces.get(key)
-        if trace is None:
-            trace = self._traces[key] = _Trace()
-            while len(self._traces) > self.max_traces:
-                self._traces.popitem(last=False)
-        if key not in touched:
-            trace.version += 1
-            touched[key] = None
-        trace.touched = now
-        self._traces.move_to_end(key)
-        return trace
-
-    def _expire(self) -> None:
-        deadline = self._clock() - self.max_age_s
-        while self._traces:
-            key, trace = next(iter(self._traces.items()))
-            if trace.touched > deadline:
-                break
-            del self._traces[key]
 
     def _span_format(self, spans: list[Span]) -> TrajectoryFormat | None:
         """The format whose span reader takes a trace: None when no format claims it as
@@ -277,32 +243,127 @@ class TraceIngest:
 
     def _save(
         self,
-        scored: list[tuple[tuple[str | None, str], int, list[StoredTrajectory]]],
+        scored: list[tuple[str, tuple[int, int], list[StoredTrajectory]]],
         owner: str | None,
         report: IngestReport,
     ) -> None:
         """Store what is still current: a trace that a later request touched while this
         one was scoring is left to that request, which holds more of it."""
-        records: list[StoredTrajectory] = []
-        superseded: set[str] = set()
-        current = []
-        for key, version, runs in scored:
-            trace = self._traces.get(key)
-            if trace is None or trace.version != version:
-                continue
-            ids = {run.id for run in runs}
-            superseded |= trace.stored - ids
-            records.extend(runs)
-            current.append((trace, ids))
-        if not records and not superseded:
-            return
-        signer = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the write
-        save_trajectories(self.store, records, owner=owner, superseded=superseded)
-        attest_trajectories(self.store, records, signer=signer)  # when a key is configured
-        record_firewall_events(self.store, records, owner=owner)  # never raises: observe only
-        for trace, ids in current:
-            trace.stored = ids
-        report.stored.extend(records)
+        runs = {trace_id: runs for trace_id, _, runs in scored}
+
+        def save(current: list[str], superseded: set[str]) -> None:
+            records = [run for trace_id in current for run in runs[trace_id]]
+            if not records and not superseded:
+                return
+            signer = resolve_signer(CONFIGURED)  # a key that cannot be read fails first
+            save_trajectories(self.store, records, owner=owner, superseded=superseded)
+            attest_trajectories(self.store, records, signer=signer)  # when a key is configured
+            record_firewall_events(self.store, records, owner=owner)  # never raises
+            report.stored.extend(records)
+
+        tokens = {trace_id: (token, [run.id for run in runs]) for trace_id, token, runs in scored}
+        keep_if_current(self.store, tokens, save, owner=owner)
+
+
+class _Arrivals:
+    """One request's spans and log records per trace, serialised for the buffer; the
+    decoded ones kept at hand, so a trace it made is imported without reading back."""
+
+    def __init__(
+        self, spans: Sequence[Span], logs: Iterable[LogRecord], broken: dict[str, str]
+    ) -> None:
+        self.broken = broken
+        self.batches: dict[str, TraceArrivals] = {}
+        self._spans: dict[tuple[str, str], Span] = {}
+        self._logs: dict[tuple[str, str], LogRecord] = {}
+        for span in spans:
+            batch = self._batch(span.trace_id)
+            key = (span.trace_id, span.span_id)
+            if span.span_id in batch.spans or len(batch.spans) < MAX_TRACE_ITEMS:
+                batch.spans[span.span_id] = ""  # its place; the last copy's payload below
+                self._spans[key] = span
+        for log in logs:
+            if log.trace_id is None:
+                continue  # nothing to pair it with
+            batch = self._batch(log.trace_id)
+            digest = _log_key(log)
+            if digest not in batch.logs and len(batch.logs) < MAX_TRACE_ITEMS:
+                batch.logs[digest] = _log_text(log)  # an exporter's retry sends a batch twice
+                self._logs[(log.trace_id, digest)] = log
+        for (trace_id, span_id), span in self._spans.items():
+            self.batches[trace_id].spans[span_id] = _span_text(span)
+
+    def _batch(self, trace_id: str) -> TraceArrivals:
+        batch = self.batches.get(trace_id)
+        if batch is None:
+            batch = self.batches[trace_id] = TraceArrivals(reject=self.broken.get(trace_id))
+        return batch
+
+    def spans_of(self, trace_id: str, trace: PendingTrace) -> list[Span]:
+        """Every span the trace holds, in arrival order."""
+        return [
+            self._spans[(trace_id, key)] if text is None else _span_of(text)
+            for key, text in trace.spans
+        ]
+
+    def logs_of(self, trace_id: str, trace: PendingTrace) -> list[LogRecord]:
+        """Every log record the trace holds, in arrival order."""
+        return [
+            self._logs[(trace_id, key)] if text is None else _log_of(text)
+            for key, text in trace.logs
+        ]
+
+
+# The buffer's payloads: JSON arrays of a span's (or a log record's) fields, ASCII
+# (escaped), so any text column holds them; attribute values are plain JSON values.
+
+
+def _span_text(span: Span) -> str:
+    events = [[e.name, e.time_ns, e.attributes] for e in span.events]
+    fields = [span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind,
+              span.start_ns, span.end_ns, span.attributes, events, span.status_code,
+              span.status_message, span.resource, span.scope]  # fmt: skip
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def _span_of(text: str) -> Span:
+    (
+        trace,
+        span,
+        parent,
+        name,
+        kind,
+        start,
+        end,
+        attributes,
+        events,
+        code,
+        message,
+        resource,
+        scope,
+    ) = json.loads(text)
+    return Span(
+        trace, span, parent, name, kind, start, end, attributes,
+        tuple(SpanEvent(*event) for event in events), code, message, resource, scope,
+    )  # fmt: skip
+
+
+def _log_text(log: LogRecord) -> str:
+    fields: list[Any] = [log.trace_id, log.span_id, log.time_ns, log.event_name,
+                         log.attributes, log.body]  # fmt: skip
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def _log_of(text: str) -> LogRecord:
+    return LogRecord(*json.loads(text))
+
+
+def _log_key(log: LogRecord) -> str:
+    """What tells two log records of a trace apart (a retried batch sends the same again)."""
+    key = (log.span_id, log.time_ns, log.event_name, repr(log.body)[:200])
+    return hashlib.blake2b(
+        repr(key).encode("utf-8", "backslashreplace"), digest_size=16
+    ).hexdigest()
 
 
 def is_otlp_media_type(content_type: str | None) -> bool:

@@ -1,0 +1,358 @@
+"""The OTLP ingest's buffer in the store: recent traces' spans and log records, bounded.
+
+The service layer (:mod:`arbiter.service.trace_ingest`) hands each request's items here
+as opaque payloads, keyed per trace; :func:`take_arrivals` adds them and gives back all
+that the touched traces hold, and :func:`keep_if_current` stores a trace's runs only if
+no later request touched the trace meanwhile. Every server process reads the same rows,
+so any of them pairs any trace.
+
+Bounds, in SQL: traces untouched for ``max_age_s`` are deleted, then, past
+``max_traces``, the least recently touched; a trace keeps at most ``max_items`` spans and
+as many log records (a span sent again replaces its payload, a log record sent again is
+ignored).
+
+Two processes taking batches of one trace at once: on PostgreSQL each transaction locks
+the trace's row (``SELECT ... FOR UPDATE``, rows in key order, so no two wait on each
+other), and the expiry and eviction skip rows another transaction holds
+(``SKIP LOCKED``); :func:`keep_if_current` holds the rows while the runs are written, so
+an import made from fewer items never lands after one made from more. SQLite has one
+writer at a time and serves one process (``arbiter serve`` refuses more over it), whose
+check and write run without a pause between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from sqlalchemy import Table, bindparam, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from arbiter.store.otlp_buffer_models import OtlpItemRow, OtlpTraceRow
+from arbiter.store.repository import Store
+
+__all__ = [
+    "PendingTrace",
+    "TraceArrivals",
+    "count_pending_traces",
+    "keep_if_current",
+    "mark_rejected",
+    "take_arrivals",
+]
+
+_TRACES: Table = OtlpTraceRow.__table__  # type: ignore[assignment]
+_ITEMS: Table = OtlpItemRow.__table__  # type: ignore[assignment]
+_SPAN, _LOG = "s", "l"
+_CHUNK = 500  # ids per IN (...) list, well inside every driver's parameter limit
+
+T = TypeVar("T")
+
+
+@dataclass
+class TraceArrivals:
+    """What one request brought of one trace, each item once, in arrival order."""
+
+    spans: dict[str, str] = field(default_factory=dict)
+    """Span id -> payload (a span sent twice in the request: its last payload)."""
+    logs: dict[str, str] = field(default_factory=dict)
+    """Log record key -> payload (the first of the request's copies)."""
+    reject: str | None = None
+    """Why the trace is to be rejected from now on (a malformed span of it); None: no."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTrace:
+    """A touched trace as the buffer holds it after the request's items were added."""
+
+    token: tuple[int, int]
+    """Its row and version: :func:`keep_if_current` stores runs only while unchanged."""
+    rejected_before: str | None
+    """Why an earlier request rejected it; None when none did."""
+    spans: list[tuple[str, str | None]]
+    """Every span it holds, in arrival order: (span id, payload), the payload None when
+    it is the request's own (the caller has it). Empty when the trace is rejected."""
+    logs: list[tuple[str, str | None]]
+    """Every log record it holds, likewise (empty when it holds no span or is rejected)."""
+
+
+def _owner(owner: str | None) -> str:
+    return owner or ""
+
+
+def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _insert(session: Session) -> Any:
+    """The dialect's INSERT, which knows ON CONFLICT DO NOTHING (SQLite and PostgreSQL)."""
+    dialect = session.get_bind().dialect.name
+    return (postgresql if dialect == "postgresql" else sqlite).insert(_TRACES)
+
+
+def _delete_traces(session: Session, ids: Sequence[int]) -> None:
+    for chunk in _chunks(ids):
+        session.execute(delete(_ITEMS).where(_ITEMS.c.trace_ref.in_(chunk)))
+        session.execute(delete(_TRACES).where(_TRACES.c.id.in_(chunk)))
+
+
+def take_arrivals(
+    store: Store,
+    arrivals: Mapping[str, TraceArrivals],
+    *,
+    owner: str | None,
+    now: float,
+    max_age_s: float,
+    max_traces: int,
+    max_items: int,
+) -> dict[str, PendingTrace]:
+    """Add one request's spans and log records to their traces; what the traces hold.
+
+    Args:
+        store: The store.
+        arrivals: Trace id -> what the request brought of it.
+        owner: The key that sent them; traces of different keys never mix.
+        now: The ingest clock's seconds, the traces' touched time.
+        max_age_s: A trace untouched for this long is dropped first.
+        max_traces: Most traces kept (across keys); the least recently touched go.
+        max_items: Most spans, and apart log records, one trace keeps.
+
+    Returns:
+        Trace id -> the trace, for each touched trace still buffered.
+
+    Raises:
+        StoreUnavailable: The database refused the write.
+    """
+    if not arrivals:
+        return {}
+    who = _owner(owner)
+    keys = sorted(arrivals)  # one lock order for every process
+    with store.guard("buffer OTLP spans and log records"), store.session() as s, s.begin():
+        stale = s.scalars(
+            select(_TRACES.c.id)
+            .where(_TRACES.c.touched <= now - max_age_s)
+            .with_for_update(skip_locked=True)
+        ).all()
+        _delete_traces(s, stale)
+        for chunk in _chunks(keys):
+            rows = [
+                {"owner": who, "trace_id": key, "touched": now, "version": 0, "stored": []}
+                for key in chunk
+            ]
+            s.execute(_insert(s).values(rows).on_conflict_do_nothing())
+        found: dict[str, Any] = {}
+        for chunk in _chunks(keys):
+            locked = s.execute(
+                select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.rejected)
+                .where(_TRACES.c.owner == who, _TRACES.c.trace_id.in_(chunk))
+                .order_by(_TRACES.c.trace_id)
+                .with_for_update()
+            ).all()
+            found |= {row.trace_id: row for row in locked}
+        taken = _add_items(s, arrivals, found, now=now, max_items=max_items)
+        evicted = _evict(s, max_traces)
+        return {key: pending for key, pending in taken.items() if pending.token[0] not in evicted}
+
+
+_Held = dict[int, tuple[dict[str, str | None], dict[str, str | None]]]
+
+
+def _held(s: Session, refs: Sequence[int]) -> _Held:
+    """Each trace's items, in arrival order: (spans, log records), key -> payload."""
+    held: _Held = {ref: ({}, {}) for ref in refs}
+    for chunk in _chunks(refs):
+        for ref, kind, key, payload in s.execute(
+            select(_ITEMS.c.trace_ref, _ITEMS.c.kind, _ITEMS.c.item_key, _ITEMS.c.payload)
+            .where(_ITEMS.c.trace_ref.in_(chunk))
+            .order_by(_ITEMS.c.id)
+        ).all():
+            held[ref][0 if kind == _SPAN else 1][key] = payload
+    return held
+
+
+def _add_items(
+    s: Session,
+    arrivals: Mapping[str, TraceArrivals],
+    found: Mapping[str, Any],
+    *,
+    now: float,
+    max_items: int,
+) -> dict[str, PendingTrace]:
+    """Insert the new items (within the bounds), replace resent spans, touch the traces."""
+    # What the traces that earlier requests made hold (read once: the rows are locked, so
+    # the items inserted below follow them in id order, as a second read would give).
+    older = [row.id for row in found.values() if row.version > 0 and row.rejected is None]
+    held = _held(s, older)
+    inserts: list[dict[str, Any]] = []
+    replaced: list[dict[str, Any]] = []
+    touches: list[dict[str, Any]] = []
+    taken: dict[str, PendingTrace] = {}
+    for key, came in arrivals.items():
+        row = found[key]
+        reject = row.rejected or came.reject
+        spans, logs = held.get(row.id, ({}, {}))
+        if reject is None:
+            for span_id, payload in came.spans.items():
+                if span_id in spans:
+                    replaced.append({"ref": row.id, "k": span_id, "p": payload})
+                elif len(spans) >= max_items:
+                    continue
+                else:
+                    inserts.append(_item(row.id, _SPAN, span_id, payload))
+                spans[span_id] = None  # the request's own payload
+            for log_key, payload in came.logs.items():
+                if log_key not in logs and len(logs) < max_items:
+                    inserts.append(_item(row.id, _LOG, log_key, payload))
+                    logs[log_key] = None
+        touches.append({"ref": row.id, "t": now, "v": row.version + 1, "r": reject})
+        taken[key] = PendingTrace(
+            (row.id, row.version + 1),
+            row.rejected,
+            list(spans.items()) if reject is None else [],
+            list(logs.items()) if reject is None and spans else [],
+        )
+    if inserts:
+        s.execute(_ITEMS.insert(), inserts)
+    if replaced:
+        s.execute(
+            update(_ITEMS)
+            .where(
+                _ITEMS.c.trace_ref == bindparam("ref"),
+                _ITEMS.c.kind == _SPAN,
+                _ITEMS.c.item_key == bindparam("k"),
+            )
+            .values(payload=bindparam("p")),
+            replaced,
+        )
+    s.execute(
+        update(_TRACES)
+        .where(_TRACES.c.id == bindparam("ref"))
+        .values(touched=bindparam("t"), version=bindparam("v"), rejected=bindparam("r")),
+        touches,
+    )
+    return taken
+
+
+def _item(ref: int, kind: str, key: str, payload: str) -> dict[str, Any]:
+    return {"trace_ref": ref, "kind": kind, "item_key": key, "payload": payload}
+
+
+def _evict(s: Session, max_traces: int) -> set[int]:
+    """Drop the least recently touched traces past ``max_traces``; their row ids."""
+    count = s.scalar(select(func.count()).select_from(_TRACES)) or 0
+    if count <= max_traces:
+        return set()
+    oldest = s.scalars(
+        select(_TRACES.c.id)
+        .order_by(_TRACES.c.touched, _TRACES.c.id)
+        .limit(count - max_traces)
+        .with_for_update(skip_locked=True)
+    ).all()
+    _delete_traces(s, oldest)
+    return set(oldest)
+
+
+def mark_rejected(store: Store, trace_id: str, reason: str, *, owner: str | None) -> None:
+    """Reject a buffered trace from now on: it could not be imported (``reason``).
+
+    Raises:
+        StoreUnavailable: The database refused the write.
+    """
+    with store.guard("reject a buffered trace"), store.session() as s, s.begin():
+        s.execute(
+            update(_TRACES)
+            .where(_TRACES.c.owner == _owner(owner), _TRACES.c.trace_id == trace_id)
+            .values(rejected=reason)
+        )
+
+
+def keep_if_current(
+    store: Store,
+    runs: Mapping[str, tuple[tuple[int, int], Sequence[str]]],
+    save: Callable[[list[str], set[str]], None],
+    *,
+    owner: str | None,
+) -> None:
+    """Store the runs of the traces no later request touched, replacing their earlier ones.
+
+    Args:
+        store: The store.
+        runs: Trace id -> (its :attr:`PendingTrace.token`, the ids of the runs it gave).
+        save: Writes the runs: called once, with the traces still current (in the order
+            of ``runs``) and the ids of the runs they gave before and no longer give,
+            unless no trace is current. Its write is the caller's; its exceptions pass.
+        owner: The key the traces are buffered under.
+
+    A trace touched by a later request is left to that request, which holds more of it.
+
+    Raises:
+        StoreUnavailable: The database refused the write.
+    """
+    if not runs:
+        return
+    action = "store the runs of buffered traces"
+    if store.engine.dialect.name != "sqlite":
+        # The rows stay locked while ``save`` writes, so no other process moves them on.
+        with store.guard(action), store.session() as s, s.begin():
+            rows = _tokens(s, _owner(owner), sorted(runs), lock=True)
+            current, superseded = _current(runs, rows)
+            if current:
+                save(current, superseded)
+                _record_stored(s, runs, rows, current)
+        return
+    # SQLite: ``save`` writes on another connection, which a held write lock would block;
+    # one process serves a SQLite store and nothing runs between the check and the write.
+    with store.guard(action), store.session() as s, s.begin():
+        rows = _tokens(s, _owner(owner), sorted(runs), lock=False)
+    current, superseded = _current(runs, rows)
+    if not current:
+        return
+    save(current, superseded)
+    with store.guard(action), store.session() as s, s.begin():
+        _record_stored(s, runs, rows, current)
+
+
+def _tokens(s: Session, who: str, keys: Sequence[str], *, lock: bool) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    for chunk in _chunks(keys):
+        query = select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.stored)
+        query = query.where(_TRACES.c.owner == who, _TRACES.c.trace_id.in_(chunk))
+        if lock:
+            query = query.order_by(_TRACES.c.trace_id).with_for_update()
+        rows |= {row.trace_id: row for row in s.execute(query).all()}
+    return rows
+
+
+def _current(
+    runs: Mapping[str, tuple[tuple[int, int], Sequence[str]]], rows: Mapping[str, Any]
+) -> tuple[list[str], set[str]]:
+    """The traces still as their import saw them, and the runs they no longer give."""
+    current = [
+        key
+        for key, (token, _) in runs.items()
+        if key in rows and token == (rows[key].id, rows[key].version)
+    ]
+    superseded: set[str] = set()
+    for key in current:
+        superseded |= set(rows[key].stored or ()) - set(runs[key][1])
+    return current, superseded
+
+
+def _record_stored(
+    s: Session,
+    runs: Mapping[str, tuple[tuple[int, int], Sequence[str]]],
+    rows: Mapping[str, Any],
+    current: Sequence[str],
+) -> None:
+    s.execute(
+        update(_TRACES).where(_TRACES.c.id == bindparam("ref")).values(stored=bindparam("ids")),
+        [{"ref": rows[key].id, "ids": list(runs[key][1])} for key in current],
+    )
+
+
+def count_pending_traces(store: Store) -> int:
+    """How many traces the buffer holds now (across keys)."""
+    with store.guard("count buffered traces"), store.session() as s:
+        return s.scalar(select(func.count()).select_from(_TRACES)) or 0
