@@ -174,6 +174,9 @@ def big_child(n: int) -> None:
         name="big",
         examples=[Example(id=f"b-{i}", input={"q": "x"}, expected="x") for i in range(n)],
     )
+    dataset_hash = dataset.content_hash
+    # The driver's peak before the run: the dataset's examples, all in memory.
+    dataset_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     folder = Path(tempfile.mkdtemp(prefix="engine-scale-"))
     store = Store(f"sqlite:///{folder / 'big.db'}")
     scorer = label()
@@ -193,8 +196,10 @@ def big_child(n: int) -> None:
         store.close()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     done = report.completeness.done if report.completeness else 0
+    assert report.dataset_hash == dataset_hash
     print(json.dumps({"n": n, "done": done, "status": report.status, "seconds": seconds,
-                      "per_second": done / seconds, "peak_rss_mb": peak_mb}))  # fmt: skip
+                      "per_second": done / seconds, "peak_rss_mb": peak_mb,
+                      "dataset_peak_rss_mb": dataset_mb}))  # fmt: skip
 
 
 def big(n: int) -> dict[str, Any]:
@@ -264,7 +269,9 @@ def main() -> int:
         else:
             rate, rss = c["per_second"], c["peak_rss_mb"]
             print(f"  {c['status']}: {c['done']}/{c['n']} in {c['seconds']:.1f} s, "
-                  f"{rate:,.0f} examples/s, driver peak RSS {rss:,.0f} MB")  # fmt: skip
+                  f"{rate:,.0f} examples/s, driver peak RSS {rss:,.0f} MB "
+                  f"(target < 500 MB: {_mark(rss < 500)}; the dataset alone, before the run: "
+                  f"{c['dataset_peak_rss_mb']:,.0f} MB)")  # fmt: skip
     return 0
 
 

@@ -171,3 +171,17 @@ def test_columns_keep_alike_scores_once_and_leave_outputs_and_texts_to_the_store
     assert list(columns.answered) == [1, 1, 1]
     assert not hasattr(columns, "outputs")
     assert pairs[0].scores[0].explanation == "long text 0"  # the whole result is untouched
+
+
+def test_a_runs_pairs_are_made_as_read_in_the_order_a_list_of_them_had() -> None:
+    from arbiter.harness.compact import RunPairs
+
+    examples = [Example(id=f"e{i}", input={}) for i in range(4)]
+    pairs = RunPairs(examples, 3)
+    listed = [(e, rep) for e in examples for rep in range(3)]
+    assert len(pairs) == 12
+    assert list(pairs) == listed
+    assert [pairs[i] for i in range(-12, 12)] == listed + listed
+    assert pairs[2:7:2] == listed[2:7:2]
+    with pytest.raises(IndexError):
+        pairs[12]

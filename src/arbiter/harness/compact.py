@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
 
 from arbiter.contract import Example, PairResult, Score
 
-__all__ = ["ResultColumns", "score_of"]
+__all__ = ["ResultColumns", "RunPairs", "score_of"]
 
 MAX_SHARED = 65_536
 """Distinct scores shared at most; past that each is its own."""
@@ -144,3 +144,32 @@ class ResultColumns:
         if len(self._shared) < MAX_SHARED:
             self._shared[key] = kept
         return kept
+
+
+class RunPairs(Sequence[tuple[Example, int]]):
+    """Every (example, repetition) pair of a run, made as they are read: a list of a
+    million runs' pairs would hold a million tuples for the whole run."""
+
+    def __init__(self, examples: Sequence[Example], k: int) -> None:
+        self.examples, self.k = examples, k
+
+    def __len__(self) -> int:
+        return len(self.examples) * self.k
+
+    def __iter__(self) -> Iterator[tuple[Example, int]]:
+        for example in self.examples:
+            for repetition in range(self.k):
+                yield example, repetition
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Example, int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Example, int]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[Example, int] | list[tuple[Example, int]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self.examples[index // self.k], index % self.k

@@ -46,7 +46,7 @@ from arbiter.errors import (
     SystemTimeout,
     SystemUnderTestError,
 )
-from arbiter.harness.compact import ResultColumns
+from arbiter.harness.compact import ResultColumns, RunPairs
 from arbiter.harness.describe import describe_system, describe_system_short, run_summary
 from arbiter.harness.report import build_report
 from arbiter.harness.sink import Lease, RunStore
@@ -529,7 +529,7 @@ async def run_eval_async(
         lease = await asyncio.to_thread(store.acquire_lease, run_id)
         if on_start is not None:
             on_start(run_id)
-    pairs = [(e, rep) for e in examples for rep in range(config.k)]
+    pairs = RunPairs(examples, config.k)
     run = _run_pairs(
         engine,
         PairWork(system, chosen, config, parts=parts, limit_key=_limit_key(description)),
