@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -156,7 +156,7 @@ class RunDiff(PairedDiff):
     """Scorers run only in B: not compared."""
 
 
-class _View(Protocol):
+class _TextView(Protocol):
     """How one view reads a repetition for a flip: its outcome and its texts."""
 
     def outcome(self, result: PairResult) -> bool | None:
@@ -371,14 +371,16 @@ def with_flip_texts(
             id alone. None: every flip.
     """
 
-    def filled(flips: list[Flip], view_a: _View, view_b: _View, *, fixed: bool) -> list[Flip]:
+    def filled(
+        flips: list[Flip], view_a: _TextView, view_b: _TextView, *, fixed: bool
+    ) -> list[Flip]:
         shown = [
             _flip(f.example_id, results_a, results_b, references, view_a, view_b, fixed=fixed)
             for f in flips[:limit]
         ]
         return shown + flips[len(shown) :]
 
-    def view(paired: PairedDiff, view_a: _View, view_b: _View) -> dict[str, list[Flip]]:
+    def view(paired: PairedDiff, view_a: _TextView, view_b: _TextView) -> dict[str, list[Flip]]:
         return {
             "broken": filled(paired.broken, view_a, view_b, fixed=False),
             "fixed": filled(paired.fixed, view_a, view_b, fixed=True),
@@ -393,81 +395,111 @@ def with_flip_texts(
     return diff.model_copy(update={**outcome, "scorers": scorers})
 
 
+_UNSCORED: ScorerTally = (0, 0, None)
+"""The tally of an example a scorer never scored."""
+
+_UNDECIDED, _FAILED, _PASSED = -1, 0, 1
+"""An example's outcome in a view, as the arrays of :class:`_Pairs` hold it."""
+
+
 @dataclass(frozen=True)
+class _View:
+    """One view of one run over the examples in common, one array entry per example."""
+
+    reps: np.ndarray[Any, np.dtype[np.int64]]
+    """Its repetitions."""
+    passed: np.ndarray[Any, np.dtype[np.int64]]
+    """Those passed."""
+    failed: np.ndarray[Any, np.dtype[np.int64]]
+    """Those failed."""
+    means: np.ndarray[Any, np.dtype[np.float64]] | None
+    """The mean of its values (nan: none); None for the outcome."""
+
+    @property
+    def settled(self) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Failed if a repetition failed, passed if every one passed, else undecided (as
+        :func:`arbiter.harness.report.example_outcomes`)."""
+        undecided = self.reps - self.passed - self.failed
+        return np.where(
+            self.failed > 0, _FAILED, np.where(undecided > 0, _UNDECIDED, _PASSED)
+        ).astype(np.int64)
+
+
 class _Pairs:
-    """Two runs' tallies, and the examples in common every view compares them over."""
+    """Two runs' tallies over the examples in common, which every view compares."""
 
-    a: RunTallies
-    b: RunTallies
-    common: Sequence[str]
-    seed: int
+    def __init__(self, a: RunTallies, b: RunTallies, common: list[str], seed: int) -> None:
+        self.a, self.b, self.common, self.seed = a, b, common, seed
+        self._outcome_a = self._counts(a)
+        self._outcome_b = self._counts(b)
 
-    def _outcomes(self, tallies: RunTallies, scorer: str | None) -> dict[str, _Reps]:
-        """Each example in common in one view (the outcome: ``scorer`` None)."""
-        scored = tallies.scorers.get(scorer, {}) if scorer is not None else {}
-        shown = {}
-        for i in self.common:
-            reps, dead, passed, failed = tallies.outcome[i]
-            if scorer is not None:
-                passed, failed, _ = scored.get(i, _UNSCORED)
-                failed += dead  # a failed call fails every view
-            shown[i] = (reps, passed, failed, reps - passed - failed)
-        return shown
+    def _counts(self, tallies: RunTallies) -> np.ndarray[Any, np.dtype[np.int64]]:
+        rows = [tallies.outcome[i] for i in self.common]
+        return np.array(rows, dtype=np.int64).reshape(len(rows), 4)
+
+    def _view(
+        self, tallies: RunTallies, outcome: np.ndarray[Any, np.dtype[np.int64]], scorer: str | None
+    ) -> _View:
+        reps, dead = outcome[:, 0], outcome[:, 1]
+        if scorer is None:
+            return _View(reps, outcome[:, 2], outcome[:, 3], None)
+        scored = tallies.scorers.get(scorer, {})
+        rows = [scored.get(i, _UNSCORED) for i in self.common]
+        passed = np.array([r[0] for r in rows], dtype=np.int64)
+        failed = np.array([r[1] for r in rows], dtype=np.int64) + dead  # a failed call fails all
+        means = np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64)
+        return _View(reps, passed, failed, means)
 
     def compare(
         self, scorer: str | None, *, rate: str = "pass rate", always_pass_k: bool = False
     ) -> PairedDiff:
         """One view compared (the outcome: ``scorer`` None): flips, abstentions, deltas
         and McNemar's test."""
-        reps_a, reps_b = self._outcomes(self.a, scorer), self._outcomes(self.b, scorer)
-        settled_a = {i: _settled(t) for i, t in reps_a.items()}
-        settled_b = {i: _settled(t) for i, t in reps_b.items()}
-        diff = PairedDiff()
-        paired = []
-        for i in self.common:
-            outcome_a, outcome_b = settled_a[i], settled_b[i]
-            if outcome_a is None or outcome_b is None:
-                diff.abstained.append(i)
-                continue
-            paired.append(i)
-            if outcome_a == outcome_b:
-                if outcome_a:
-                    diff.both_passed += 1
-                else:
-                    diff.both_failed += 1
-                continue
-            (diff.fixed if outcome_b else diff.broken).append(Flip(example_id=i))
-        diff.n_paired = len(paired)
+        view_a = self._view(self.a, self._outcome_a, scorer)
+        view_b = self._view(self.b, self._outcome_b, scorer)
+        settled_a, settled_b = view_a.settled, view_b.settled
+        paired = (settled_a != _UNDECIDED) & (settled_b != _UNDECIDED)
+        broken = paired & (settled_a == _PASSED) & (settled_b == _FAILED)
+        fixed = paired & (settled_a == _FAILED) & (settled_b == _PASSED)
+        diff = PairedDiff(
+            n_paired=int(paired.sum()),
+            both_passed=int((paired & (settled_a == _PASSED) & (settled_b == _PASSED)).sum()),
+            both_failed=int((paired & (settled_a == _FAILED) & (settled_b == _FAILED)).sum()),
+            broken=self._flips(broken),
+            fixed=self._flips(fixed),
+            abstained=[self.common[j] for j in np.flatnonzero(~paired)],
+        )
         diff.mcnemar_p = mcnemar_exact(len(diff.broken), len(diff.fixed))
-        if paired:
-            shares = [(_share(reps_a[i]), _share(reps_b[i])) for i in paired]
-            diff.deltas.append(self._delta(rate, shares))
-            repeated = any(reps_a[i][0] > 1 or reps_b[i][0] > 1 for i in paired)
+        if diff.n_paired:
+            share_a = view_a.passed[paired] / (view_a.passed[paired] + view_a.failed[paired])
+            share_b = view_b.passed[paired] / (view_b.passed[paired] + view_b.failed[paired])
+            diff.deltas.append(self._delta(rate, share_a, share_b))
+            repeated = bool(((view_a.reps[paired] > 1) | (view_b.reps[paired] > 1)).any())
             if always_pass_k or repeated:
-                passed = [
-                    (float(settled_a[i] is True), float(settled_b[i] is True)) for i in paired
-                ]
-                diff.deltas.append(self._delta("pass^k", passed))
-        if scorer is not None:
-            scored_a = self.a.scorers.get(scorer, {})
-            scored_b = self.b.scorers.get(scorer, {})
-            values = [
-                (mean_a, mean_b)
-                for i in self.common
-                if (mean_a := scored_a.get(i, _UNSCORED)[2]) is not None
-                and (mean_b := scored_b.get(i, _UNSCORED)[2]) is not None
-            ]
-            if values and not {v for pair in values for v in pair} <= {0.0, 1.0}:
-                diff.deltas.append(self._delta("mean value", values))
+                all_a = (settled_a[paired] == _PASSED).astype(np.float64)
+                all_b = (settled_b[paired] == _PASSED).astype(np.float64)
+                diff.deltas.append(self._delta("pass^k", all_a, all_b))
+        if view_a.means is not None and view_b.means is not None:
+            known = ~np.isnan(view_a.means) & ~np.isnan(view_b.means)
+            mean_a, mean_b = view_a.means[known], view_b.means[known]
+            binary = np.isin(mean_a, (0.0, 1.0)).all() and np.isin(mean_b, (0.0, 1.0)).all()
+            if known.any() and not binary:
+                diff.deltas.append(self._delta("mean value", mean_a, mean_b))
         return diff
 
-    def _delta(self, name: str, pairs: Sequence[tuple[float, float]]) -> MetricDelta:
-        a = np.array([first for first, _ in pairs], dtype=np.float64)
-        b = np.array([second for _, second in pairs], dtype=np.float64)
+    def _flips(self, chosen: np.ndarray[Any, np.dtype[np.bool_]]) -> list[Flip]:
+        return [Flip(example_id=self.common[j]) for j in np.flatnonzero(chosen)]
+
+    def _delta(
+        self,
+        name: str,
+        a: np.ndarray[Any, np.dtype[np.float64]],
+        b: np.ndarray[Any, np.dtype[np.float64]],
+    ) -> MetricDelta:
         delta, low, high = paired_bootstrap_diff(a, b, seed=self.seed)
         return MetricDelta(
             name=name,
-            n=len(pairs),
+            n=len(a),
             a=float(a.mean()),
             b=float(b.mean()),
             delta=delta,
@@ -476,35 +508,13 @@ class _Pairs:
         )
 
 
-_Reps = tuple[int, int, int, int]
-"""An example's repetitions in one view: all of them, passed, failed, undecided."""
-
-_UNSCORED: ScorerTally = (0, 0, None)
-"""The tally of an example a scorer never scored."""
-
-
-def _settled(tally: _Reps) -> bool | None:
-    """An example's outcome in a view: failed if a repetition failed, passed if every one
-    passed, else undecided (as :func:`arbiter.harness.report.example_outcomes`)."""
-    _, _, failed, undecided = tally
-    if failed:
-        return False
-    return None if undecided else True
-
-
-def _share(tally: _Reps) -> float:
-    """Share of the decided repetitions passed."""
-    _, passed, failed, _ = tally
-    return passed / (passed + failed)
-
-
 def _flip(
     example_id: str,
     results_a: Mapping[str, Sequence[PairResult]],
     results_b: Mapping[str, Sequence[PairResult]],
     references: Mapping[str, str | None],
-    view_a: _View,
-    view_b: _View,
+    view_a: _TextView,
+    view_b: _TextView,
     *,
     fixed: bool,
 ) -> Flip:
@@ -521,7 +531,7 @@ def _flip(
     )
 
 
-def _shown(view: _View, results: Sequence[PairResult]) -> PairResult:
+def _shown(view: _TextView, results: Sequence[PairResult]) -> PairResult:
     """The repetition a flip shows: the first that failed, else the first."""
     return next((r for r in results if view.outcome(r) is False), results[0])
 

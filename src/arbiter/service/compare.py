@@ -138,8 +138,22 @@ def run_scorers(info: RunInfo) -> list[ScorerSpec]:
     return list(config.scorers) or [s.spec for s in stored_scorers(config)]
 
 
-def read_side(store: Store, info: RunInfo, scorers: Sequence[str]) -> StoredSide:
+def read_side(
+    store: Store,
+    info: RunInfo,
+    scorers: Sequence[str],
+    *,
+    cohorts: bool = False,
+    scope: list[tuple[str, str | None]] | None = None,
+) -> StoredSide:
     """A run's header, scorers, tallies (for ``scorers``) and examples in scope.
+
+    Args:
+        store: The store.
+        info: The run.
+        scorers: The scorers to count.
+        cohorts: Read the examples' cohorts too (else None).
+        scope: Its examples in scope, when read already (another run of the dataset).
 
     Raises:
         StoreError: The run has no result yet, or its dataset is not stored.
@@ -155,13 +169,13 @@ def read_side(store: Store, info: RunInfo, scorers: Sequence[str]) -> StoredSide
         for r in sorted(store.results(info.id), key=lambda r: r.repetition):
             grouped.setdefault(r.example_id, []).append(r)
         tallies = tally_results(grouped, scorers)
-    return StoredSide(info, specs, tallies, _scope(store, info))
+    return StoredSide(info, specs, tallies, scope or _scope(store, info, cohorts))
 
 
-def _scope(store: Store, info: RunInfo) -> list[tuple[str, str | None]]:
+def _scope(store: Store, info: RunInfo, cohorts: bool) -> list[tuple[str, str | None]]:
     limit = info.run_config.limit
     index_examples(store, info.dataset_hash)
-    scope = dataset_scope(store, info.dataset_hash, limit)
+    scope = dataset_scope(store, info.dataset_hash, limit, cohorts=cohorts)
     if scope is None:  # not indexed (an index kept by another request failed): read it
         examples = store.load_dataset(info.dataset_hash).examples
         scope = [(e.id, e.cohort) for e in (examples[:limit] if limit else examples)]
@@ -177,7 +191,7 @@ def common_scorers(a: RunInfo, b: RunInfo) -> list[str]:
 def positions(a: StoredSide, b: StoredSide) -> dict[str, int]:
     """Each example's place in A's examples, then B's (the first listing wins)."""
     position: dict[str, int] = {}
-    for scope in (a.scope, b.scope):
+    for scope in (a.scope,) if b.scope is a.scope else (a.scope, b.scope):
         for example_id, _ in scope:
             position.setdefault(example_id, len(position))
     return position
@@ -191,11 +205,17 @@ def compare_infos(
     return compare_sides(store, side_a, side_b, flip_texts=flip_texts)
 
 
-def read_sides(store: Store, a: RunInfo, b: RunInfo) -> tuple[StoredSide, StoredSide]:
-    """Both runs of a comparison read (once when they are the same run)."""
+def read_sides(
+    store: Store, a: RunInfo, b: RunInfo, *, cohorts: bool = False
+) -> tuple[StoredSide, StoredSide]:
+    """Both runs of a comparison read (once when they are the same run; their examples
+    once when they ran the same ones); ``cohorts``: with the examples' cohorts."""
     names = common_scorers(a, b)
-    side_a = read_side(store, a, names)
-    side_b = side_a if b.id == a.id else read_side(store, b, names)
+    side_a = read_side(store, a, names, cohorts=cohorts)
+    if b.id == a.id:
+        return side_a, side_a
+    same = (b.dataset_hash, b.run_config.limit) == (a.dataset_hash, a.run_config.limit)
+    side_b = read_side(store, b, names, cohorts=cohorts, scope=side_a.scope if same else None)
     return side_a, side_b
 
 

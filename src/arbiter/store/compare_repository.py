@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import bindparam, literal, select, text
 
 from arbiter.contract import PairResult
 from arbiter.errors import StoreError
@@ -68,7 +68,7 @@ FROM r GROUP BY example_id ORDER BY MIN(repetition), example_id
 """
 
 _SQLITE_SCORES = f"""
-WITH r AS ({_SQLITE_ROWS}),
+WITH r AS NOT MATERIALIZED ({_SQLITE_ROWS}),
 s AS (
   SELECT r.example_id, r.repetition, r.dead,
          json_extract(e.value, '$.name') AS name,
@@ -109,7 +109,7 @@ FROM r GROUP BY example_id ORDER BY MIN(repetition), example_id
 """
 
 _POSTGRES_SCORES = f"""
-WITH r AS ({_POSTGRES_ROWS}),
+WITH r AS NOT MATERIALIZED ({_POSTGRES_ROWS}),
 s AS (
   SELECT r.example_id, r.repetition, r.dead,
          e.value ->> 'name' AS name,
@@ -222,16 +222,20 @@ _COHORT = {
 
 
 def dataset_scope(
-    store: Store, dataset_hash: str, limit: int | None
+    store: Store, dataset_hash: str, limit: int | None, *, cohorts: bool = False
 ) -> list[tuple[str, str | None]] | None:
-    """The ids and cohorts of a dataset's first ``limit`` examples (None: all), in its
-    order, read from its index of examples (see
-    :func:`arbiter.store.report_repository.index_examples`); None when it is not indexed,
-    or the database is neither SQLite nor PostgreSQL."""
+    """The ids of a dataset's first ``limit`` examples (None: all) in its order, each with
+    its cohort when ``cohorts`` (else None: reading it parses every example), from its
+    index of examples (see :func:`arbiter.store.report_repository.index_examples`).
+
+    Returns:
+        None when the dataset is not indexed, or the database is neither SQLite nor
+        PostgreSQL.
+    """
     cohort = _COHORT.get(store.engine.dialect.name)
     if cohort is None:
         return None
-    query = select(DatasetExampleRow.example_id, text(cohort)).where(
+    query = select(DatasetExampleRow.example_id, text(cohort) if cohorts else literal(None)).where(
         DatasetExampleRow.dataset_hash == dataset_hash
     )
     if limit:
