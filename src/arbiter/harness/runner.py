@@ -92,6 +92,11 @@ HEARTBEAT_S = 15.0
 _LINGER_SECONDS = 0.05
 """The least time between two writes of results: at most 20 transactions a second."""
 
+MAX_WAITING = 20_000
+"""Results that may wait for the writer at once: past that, whoever hands in the next
+one (a pool's worker, the Ray engine taking in a batch) waits for the store, so a
+cluster faster than the store fills no memory with results on their way to it."""
+
 
 async def _call_with_retries(
     system: SystemUnderTest,
@@ -362,12 +367,24 @@ async def _execute(
     """Run ``pairs`` on ``engine``; persist each result as soon as it arrives, and
     keep in ``sink`` only what the report reads of it (the store keeps it whole)."""
     finished: asyncio.Queue[PairResult | None] = asyncio.Queue()
+    room = asyncio.Semaphore(MAX_WAITING)
     done = already_done
 
     async def arrived(result: PairResult) -> None:
+        await room.acquire()
+        if writer_task.done():  # the store failed: end the run with its error
+            writer_task.result()
         finished.put_nowait(result)
 
     async def writer() -> None:
+        try:
+            await write()
+        except BaseException:
+            for _ in range(MAX_WAITING):  # whoever waits for room sees the failure
+                room.release()
+            raise
+
+    async def write() -> None:
         nonlocal done
         loop = asyncio.get_running_loop()
         last_write = -_LINGER_SECONDS
@@ -393,6 +410,8 @@ async def _execute(
                     last_write = loop.time()
                     await asyncio.to_thread(store.add_results, run_id, batch)
                 sink.extend(batch)
+                for _ in batch:
+                    room.release()
                 done += len(batch)
                 if progress is not None:
                     progress(done, total)
