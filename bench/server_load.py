@@ -1,9 +1,11 @@
 """Load on ``arbiter serve``: ``POST /v1/arbitrate`` and ``POST /v1/traces`` at concurrency 32.
 
-Run: ``python bench/server_load.py [--duration S] [--concurrency N] [--quick]``.
+Run: ``python bench/server_load.py [--duration S] [--concurrency N] [--quick]
+[--parts health,traces,pairs] [--db-url URL] [--workers N]``.
 
 A local server is started in a subprocess (``arbiter serve``: uvicorn, one worker, over
-a fresh SQLite store in a temporary folder, no API key), and a load generator in this
+a fresh SQLite store in a temporary folder, no API key; ``--db-url`` names another store,
+a PostgreSQL one for ``--workers`` above 1), and a load generator in this
 process keeps
 ``--concurrency`` (32) requests in flight over as many keep-alive connections for
 ``--duration`` (20) seconds per part:
@@ -15,11 +17,16 @@ process keeps
 - traces: ``POST /v1/traces`` of OTLP protobuf ``ExportTraceServiceRequest`` bodies as the
   SDK's exporter sends them, one agent run of 20 spans a request (an ``invoke_agent``
   span over 9 ``chat`` and 10 ``execute_tool`` spans, ``bench/trajectory_speed.py``'s
-  traces), each imported, scored by every deterministic trajectory scorer and stored.
+  traces), each imported, scored by every deterministic trajectory scorer and stored;
+- pairs (with ``--parts``): the same traces' spans and, in requests of their own
+  (``POST /v1/logs``, OTLP/JSON), two GenAI log events of each, so that half the requests
+  find their trace's other half in the store's buffer, read it back, import the whole
+  trace again and store its run in place of the one before.
 
 Each part prints requests/s, p50 / p99 latency and errors (any answer but the expected
-status, or a broken connection), the server process's CPU time per request (user +
-system, from ``/proc``: what the figures cost whatever else the machine runs), and its
+status, or a broken connection), the server processes' CPU time per request (user +
+system, from ``/proc``, the workers' included but not a PostgreSQL server's: what the
+figures cost whatever else the machine runs), and its
 throughput as a ratio to the baseline's. The
 client is a minimal HTTP/1.1 client on asyncio streams, so that the figures are the
 server's rather than a client library's; it shares the machine with the server (2
@@ -156,14 +163,32 @@ async def _worker(
 
 
 def _cpu_seconds(pid: int | None) -> float | None:
-    """User + system CPU seconds of a process so far (Linux ``/proc``); None elsewhere."""
+    """User + system CPU seconds of a process and its live children so far (Linux
+    ``/proc``: ``arbiter serve --workers N`` runs its workers as children); None elsewhere."""
     if pid is None:
         return None
+    total = 0.0
+    for one in [pid, *_children(pid)]:
+        try:
+            fields = Path(f"/proc/{one}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            if one == pid:
+                return None
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of a process (Linux ``/proc``)."""
+    found: list[int] = []
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return found
+    for child in map(int, listed):
+        found += [child, *_children(child)]
+    return found
 
 
 async def _load(
@@ -207,17 +232,19 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _start_server(folder: Path) -> tuple[subprocess.Popen[bytes], int]:
+def _start_server(
+    folder: Path, db_url: str | None, workers: int
+) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     env = {
         **os.environ,
-        "ARBITER_DB_URL": f"sqlite:///{folder / 'bench.db'}",
+        "ARBITER_DB_URL": db_url or f"sqlite:///{folder / 'bench.db'}",
         "ARBITER_HOME": str(folder / "home"),
     }
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
     # `arbiter serve` itself, as a user starts it (its process settings included).
     command = [sys.executable, "-c", "from arbiter.cli.main import main; main()"]
-    command += ["serve", "--host", HOST, "--port", str(port)]
+    command += ["serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -242,7 +269,29 @@ def _print(part: Part, baseline: Part | None) -> None:
     )
 
 
-async def _run(port: int, pid: int, concurrency: int, duration: float) -> list[Part]:
+def _logs_body(i: int) -> bytes:
+    """Two GenAI log events (openai-v2 style) of ``make_trace(i)``'s first model call."""
+    trace = f"{i + 1:032x}"
+
+    def event(name: str, body: dict[str, object], at: int) -> dict[str, object]:
+        fields = [{"key": k, "value": {"stringValue": str(v)}} for k, v in body.items()]
+        return {"timeUnixNano": str(1_700_000_000_000_000_000 + at), "traceId": trace,
+                "spanId": f"{2:016x}", "eventName": name,
+                "body": {"kvlistValue": {"values": fields}}}  # fmt: skip
+
+    records = [
+        event("gen_ai.user.message", {"content": f"Where is order {1000 + i}?"}, 1),
+        event("gen_ai.choice", {"index": 0, "finish_reason": "tool_calls"}, 2),
+    ]
+    return json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}).encode()
+
+
+PARTS = ("health", "arbitrate", "traces", "pairs")
+
+
+async def _run(
+    port: int, pid: int, concurrency: int, duration: float, parts: Sequence[str]
+) -> list[Part]:
     health = [_request("GET", "/v1/health", b"", "")]
     arbitrate = [
         _request("POST", "/v1/arbitrate", json.dumps(case).encode(), "application/json")
@@ -252,13 +301,26 @@ async def _run(port: int, pid: int, concurrency: int, duration: float) -> list[P
         _request("POST", "/v1/traces", _protobuf_trace(i), "application/x-protobuf")
         for i in range(2_000)
     ]
+    # A trace's spans, then its log records: neighbours, so two connections send them.
+    pairs = [
+        request
+        for i in range(2_000, 4_000)
+        for request in (
+            _request("POST", "/v1/traces", _protobuf_trace(i), "application/x-protobuf"),
+            _request("POST", "/v1/logs", _logs_body(i), "application/json"),
+        )
+    ]
     # A short warm-up: the first arbitration builds the jury, the first trace the scorers.
-    await _load("warm-up", port, [arbitrate[0]], 201, 2, 1.0)
+    if "arbitrate" in parts:
+        await _load("warm-up", port, [arbitrate[0]], 201, 2, 1.0)
     await _load("warm-up", port, [traces[0]], 200, 2, 1.0)
-    parts = [await _load("health", port, health, 200, concurrency, duration, pid)]
-    parts.append(await _load("arbitrate", port, arbitrate, 201, concurrency, duration, pid))
-    parts.append(await _load("traces", port, traces, 200, concurrency, duration, pid))
-    return parts
+    loads = {"health": (health, 200), "arbitrate": (arbitrate, 201), "traces": (traces, 200),
+             "pairs": (pairs, 200)}  # fmt: skip
+    done = []
+    for name in ("health", *(p for p in PARTS if p != "health" and p in parts)):
+        requests, status = loads[name]
+        done.append(await _load(name, port, requests, status, concurrency, duration, pid))
+    return done
 
 
 def main() -> None:
@@ -266,24 +328,41 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0, help="Seconds per part.")
     parser.add_argument("--concurrency", type=int, default=32, help="Requests in flight.")
     parser.add_argument("--quick", action="store_true", help="2 s per part (a smoke run).")
+    parser.add_argument(
+        "--parts",
+        default="health,arbitrate,traces",
+        help=f"Comma-separated parts of {', '.join(PARTS)} (health, the baseline, always runs).",
+    )
+    parser.add_argument("--db-url", help="The server's store (default: a fresh SQLite file).")
+    parser.add_argument("--workers", type=int, default=1, help="Server processes (uvicorn).")
     options = parser.parse_args()
+    parts = [p.strip() for p in options.parts.split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise SystemExit(
+            f"--parts: unknown part {unknown[0]!r}; expected some of {', '.join(PARTS)}"
+        )
     duration = 2.0 if options.quick else options.duration
+    store = "SQLite" if not options.db_url else options.db_url.split(":", 1)[0]
     print(
         f"server_load: {platform.python_implementation()} {platform.python_version()}, "
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; concurrency "
-        f"{options.concurrency}, {duration:g} s a part, one uvicorn worker over SQLite"
+        f"{options.concurrency}, {duration:g} s a part, {options.workers} uvicorn "
+        f"worker(s) over {store}"
     )
     with tempfile.TemporaryDirectory(prefix="arbiter-load-") as folder:
-        server, port = _start_server(Path(folder))
+        server, port = _start_server(Path(folder), options.db_url, options.workers)
         try:
-            parts = asyncio.run(_run(port, server.pid, options.concurrency, duration))
+            done = asyncio.run(_run(port, server.pid, options.concurrency, duration, parts))
         finally:
             server.terminate()
             server.wait(timeout=30)
-    baseline = parts[0]
-    for part in parts:
+    baseline = done[0]
+    for part in done:
         _print(part, None if part is baseline else baseline)
-    arbitrate = parts[1]
+    arbitrate = next((part for part in done if part.name == "arbitrate"), None)
+    if arbitrate is None:
+        return
     met = (
         arbitrate.rps >= ARBITRATE_TARGET_RPS
         and arbitrate.quantile(0.99) <= ARBITRATE_TARGET_P99_MS
