@@ -17,6 +17,10 @@ templates are all read here, so every one of them behaves the same way:
   place and length;
 - nesting deeper than :data:`MAX_DEPTH` is refused before anything recurses into it.
 
+The parse is orjson's when orjson is installed and what it gives is provably the
+standard library's answer (see :func:`_fast_parse`); any doubt, and every error, goes to
+the standard library's reader, which decides and words the message.
+
 Every failure is an :class:`~arbiter.errors.InputError` with one line. The same parser
 serves one line of a JSONL stream (:func:`parse_json_line`), where the online scorer
 turns the error into a per-line result instead of stopping. What a parsed document means
@@ -40,6 +44,11 @@ from typing import Any
 
 from arbiter.errors import InputError
 
+try:  # the fast parser (a core dependency); the standard library's when it is absent
+    import orjson
+except ImportError:  # pragma: no cover - orjson is installed with arbiter
+    orjson = None  # type: ignore[assignment]
+
 __all__ = [
     "MAX_DEPTH",
     "JsonInputError",
@@ -56,6 +65,8 @@ MAX_DEPTH = 128
 """Deepest nesting of arrays and objects accepted in any JSON input."""
 
 _BOM = "\ufeff"
+_DEEP_INDENT = b"\n" + b" " * (2 * MAX_DEPTH)
+"""In JSON written with an indent of two, what starts a line nested :data:`MAX_DEPTH` deep."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -188,9 +199,8 @@ def parse_json(
         allow_non_finite: Accept ``NaN``, ``Infinity`` and overflowing numbers (as
             float NaN and infinities): for traffic whose broken values are findings of
             the pipeline rather than input errors.
-        unique_keys: Refuse a key given twice in one object. Checking costs about as
-            much as the parse itself; only machine-written streams read on a hot path
-            (trace exports) may turn it off, and then the last value is kept.
+        unique_keys: Refuse a key given twice in one object. Off only for JSON texts
+            an instrumentation wrote inside an attribute (the last value is kept).
 
     Raises:
         JsonInputError: ``source:line:column: invalid JSON: why``; or a NaN, an
@@ -198,6 +208,9 @@ def parse_json(
             a lone surrogate escape, a duplicate key, or nesting deeper than
             ``MAX_DEPTH``.
     """
+    value = _fast_parse(text, unique_keys)
+    if value is not _MISS:
+        return value
     try:
         if text.startswith(_BOM):  # as json.loads says of a str that keeps its mark
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
@@ -240,6 +253,63 @@ def parse_json(
         reason = "invalid JSON: " + " ".join(str(exc).split())[:120]
         raise JsonInputError(where, reason, kind="not_finite") from None
     _check_tree(value, text, source, line)
+    return value
+
+
+_MISS: Any = object()
+"""What :func:`_fast_parse` answers when the exact reader must decide."""
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
+_BEFORE_A_NUMBER = tuple(bytes([code]) + _LONG_RUN for code in b":,[- \t\n\r")
+_ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
+_WHITESPACE = b" \t\n\r"
+
+
+def _fast_parse(text: str, unique_keys: bool) -> Any:
+    """``text`` parsed by orjson, when that gives exactly what the standard reader gives
+    and the text passes every check; else :data:`_MISS` (the exact reader then parses it,
+    accepting or naming the problem as it always has).
+
+    orjson refuses NaN, infinities, overflowing numbers, every lone surrogate escape,
+    control characters in strings and nesting past 1,024 levels, and its values equal the
+    standard reader's but for two things; these and the depth are checked here with a few
+    C-speed passes over the bytes (linear in the text):
+
+    - the depth: a text with more brackets than :data:`MAX_DEPTH` is written again with an
+      indent of two spaces, where a line indented by ``2 * MAX_DEPTH`` spaces exists
+      whenever the nesting goes deeper (strings hold no raw newline);
+    - when the value written compactly is the text itself (what machine writers produce),
+      it holds no repeated key and no number changed kind: done;
+    - else an integer of 19 digits or more may have come back as a float: a run of 19
+      digits after a character that may begin a number sends the text to the exact
+      reader; and a key given twice keeps its last value without a word: a tree without
+      repeated keys has as many ``:`` written again as the text (``\\u003a`` escapes
+      counted), a repeated key loses at least its own, so a difference sends the text to
+      the exact reader too (which names the key).
+    """
+    if orjson is None or text.startswith(_BOM):
+        return _MISS
+    try:
+        raw = text.encode("utf-8")
+        value = orjson.loads(raw)
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+            pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+            if _DEEP_INDENT in pretty:
+                return _MISS
+        compact = orjson.dumps(value)
+    except (UnicodeEncodeError, orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return _MISS  # a lone surrogate in the str, invalid JSON, or deeper than orjson goes
+    if compact == raw.strip(_WHITESPACE):
+        return value
+    digits = b" " + raw.translate(_DIGITS_AS_ZERO)  # a number may begin the text
+    if _LONG_RUN in digits and any(run in digits for run in _BEFORE_A_NUMBER):
+        return _MISS
+    if unique_keys:
+        colons = raw.count(b":")
+        if b"\\u003" in raw:
+            colons += sum(raw.count(escape) for escape in _ESCAPED_COLONS)
+        if compact.count(b":") != colons:
+            return _MISS
     return value
 
 
@@ -290,30 +360,39 @@ def _duplicate_key(text: str) -> tuple[str, int] | None:
     return None
 
 
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_QUOTES_AND_BRACKETS = {code: None for code in range(128) if chr(code) not in '"[]{}'}
-"""A ``str.translate`` table dropping every ASCII character but quotes and brackets."""
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_STRUCTURE = bytes.maketrans(b"[{]}", b"(())")
+"""Opening brackets as ``(``, closing ones as ``)``: nesting does not need their kind."""
+_NOT_STRUCTURE = bytes(code for code in range(256) if code not in b'"[]{}')
+_PEEL_ROUNDS = 16
+_STEP = {ord("("): 1, ord(")"): -1}
 
 
-def _nested_deeper_than(text: str, limit: int) -> bool:
+def _nested_deeper_than(text: str | bytes, limit: int) -> bool:
     """Whether the arrays and objects of valid JSON ``text`` nest deeper than ``limit``.
 
-    Read from the text, not the parsed tree, with string operations that run in C: the
-    escapes that hide a quote are dropped, everything but quotes and brackets is
-    dropped, the rest is split at its quotes (every other piece is a string's content),
-    and the depth is the highest running sum of the brackets left (+1 opening, -1
-    closing: they pair up, the text being valid JSON). A wide document costs a few
-    scans, never a walk of every value.
+    Read from the text (its UTF-8 bytes), not the parsed tree, with byte operations that
+    run in C: the escapes that hide a quote are dropped, everything but quotes and
+    brackets is dropped (the brackets made ``(`` and ``)``), the rest is split at its
+    quotes (every other piece is a string's content), and what is left is the document's
+    brackets, paired (the text being valid JSON). Each round of removing every ``()``
+    peels exactly one level; past :data:`_PEEL_ROUNDS` rounds the depth left is read as
+    the highest running sum (+1 opening, -1 closing). A wide document costs a few scans,
+    never a walk of every value.
     """
-    if text.count("[") + text.count("{") <= limit:
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    if "\\" in text:  # an escaped backslash, then an escaped quote: neither ends a string
-        text = text.replace("\\\\", "").replace('\\"', "")
-    brackets = "".join(text.translate(_QUOTES_AND_BRACKETS).split('"')[0::2])
-    if not brackets.isascii():  # characters past ASCII are not in the table
-        brackets = _NOT_BRACKET.sub("", brackets)
-    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
+    if b"\\" in raw:  # an escaped backslash, then an escaped quote: neither ends a string
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(raw.translate(_STRUCTURE, _NOT_STRUCTURE).split(b'"')[0::2])
+    for peeled in range(min(limit, _PEEL_ROUNDS)):
+        if not brackets:
+            return False
+        if len(brackets) <= 2 * (limit - peeled):  # too short to be deeper
+            return False
+        brackets = brackets.replace(b"()", b"")
+    left = limit - min(limit, _PEEL_ROUNDS)
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0) > left
 
 
 def _check_tree(value: Any, text: str, source: str, line: int | None) -> None:

@@ -70,9 +70,7 @@ def iter_otlp_json_traces(
     held = 0
     for number, line in _lines(file):
         where = f"{source}:{number}"
-        spans, logs = decode_otlp_json(
-            parse_json(line, source=source, line=number, unique_keys=False), where=where
-        )
+        spans, logs = decode_otlp_json(parse_json(line, source=source, line=number), where=where)
         for span in spans:
             _entry(buffered, finished, span.trace_id, where)[0].append(span)
         for log in logs:
