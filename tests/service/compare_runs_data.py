@@ -20,14 +20,15 @@ SCORERS_B = [*SCORERS_A, ScorerSpec(name="regex", args={"pattern": "x"})]
 COHORTS = ("wire", "card", None, "cash <b>")
 
 
-def examples(n: int, *, salt: str = "") -> list[Example]:
-    """``n`` examples with labels, references and cohorts (some with none)."""
+def examples(n: int, *, salt: str = "", shift: int = 0) -> list[Example]:
+    """``n`` examples with labels, references and cohorts (some with none; ``shift``
+    moves each to another cohort)."""
     return [
         Example(
             id=f"ex-{i:04d}{salt}",
             input={"i": i},
             expected_label="yes" if i % 3 else "no",
-            cohort=COHORTS[i % len(COHORTS)],
+            cohort=COHORTS[(i + shift) % len(COHORTS)],
         )
         for i in range(n)
     ]

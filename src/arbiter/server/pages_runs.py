@@ -339,8 +339,8 @@ def compare_page(
             "cohort_rows": runs_view.cohort_delta_rows(compared.cohorts),
             "others": [
                 other
-                for other in runs_to_compare(store, compared.a.info, viewer=who.viewer)
-                if other[0] != compared.a.info.id
+                for other in runs_to_compare(store, compared.a, viewer=who.viewer)
+                if other[0] != compared.a.id
             ],
             "system_text": runs_view.system_text,
             "run_title": runs_view.run_title,

@@ -21,12 +21,18 @@ from dataclasses import dataclass
 
 from arbiter.contract import Example, Interval, PairResult, Report, RunInfo
 from arbiter.errors import ArbiterError
-from arbiter.harness.diff import MetricDelta, diff_runs
+from arbiter.harness.diff import MetricDelta, diff_tallied, scorers_by_name
 from arbiter.harness.figures import binary_valued, label_only
 from arbiter.harness.pairs import PairRow, pair_rows
 from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
-from arbiter.service.compare import Comparison, compare_loaded
-from arbiter.service.runs import StoredRun, load_run, run_note
+from arbiter.service.compare import (
+    Comparison,
+    StoredSide,
+    compare_sides,
+    positions,
+    read_sides,
+)
+from arbiter.service.runs import load_run, run_note
 from arbiter.service.verification import signed_kept_reports
 from arbiter.store import Store
 from arbiter.store.failures_repository import OutcomeCounts, count_outcomes, page_failures_first
@@ -40,6 +46,7 @@ from arbiter.store.report_repository import (
 )
 
 __all__ = [
+    "FLIPS_SHOWN",
     "SYNC_LIMIT",
     "CohortChange",
     "CurrentReport",
@@ -304,37 +311,51 @@ class CohortChange:
     """Examples of the cohort failed in A and passed in B."""
 
 
+FLIPS_SHOWN = 200
+"""Flips of each list the compare page shows with their texts."""
+
+
 @dataclass(frozen=True)
 class PageComparison:
     """Two runs compared for the compare page: the comparison, both runs, each cohort."""
 
     comparison: Comparison
-    """As :func:`arbiter.service.compare.compare_runs` makes it."""
-    a: StoredRun
+    """As :func:`arbiter.service.compare.compare_runs` makes it, the texts of the first
+    :attr:`flip_texts` flips of each list read."""
+    a: RunInfo
     """Run A (the reference)."""
-    b: StoredRun
+    b: RunInfo
     """Run B."""
     cohorts: list[CohortChange]
     """Each cohort of either run, by name."""
+    flip_texts: int = FLIPS_SHOWN
+    """Flips of each list shown with their texts (the others name their example alone)."""
 
 
-def _cohort_changes(a: StoredRun, b: StoredRun) -> list[CohortChange]:
-    cohort_of = {e.id: e.cohort for e in [*a.examples, *b.examples] if e.cohort is not None}
-    names = sorted({*a.report.cohorts, *b.report.cohorts})
+def _cohort_changes(
+    a: StoredSide, b: StoredSide, report_a: Report, report_b: Report
+) -> list[CohortChange]:
+    cohort_of = {i: c for side in (a, b) for i, c in side.scope if c is not None}
+    members: dict[str, set[str]] = {}
+    for example_id, cohort in cohort_of.items():
+        members.setdefault(cohort, set()).add(example_id)
+    position = positions(a, b)
+    specs_a, specs_b = scorers_by_name(a.scorers), scorers_by_name(b.scorers)
     changes = []
-    for name in names:
-        members = {i for i, c in cohort_of.items() if c == name}
-        diff = diff_runs(
+    for name in sorted({*report_a.cohorts, *report_b.cohorts}):
+        diff = diff_tallied(
             a.info.id,
-            [r for r in a.results if r.example_id in members],
+            a.tallies,
             b.info.id,
-            [r for r in b.results if r.example_id in members],
-            examples=[e for e in [*a.examples, *b.examples] if e.id in members],
-            scorers_a=a.report.scorers,
-            scorers_b=b.report.scorers,
-            seed=a.config.seed,
+            b.tallies,
+            position=position,
+            scorers_a=specs_a,
+            scorers_b=specs_b,
+            seed=a.info.run_config.seed,
+            only=members.get(name, set()),
+            outcome_only=True,
         )
-        in_a, in_b = a.report.cohorts.get(name), b.report.cohorts.get(name)
+        in_a, in_b = report_a.cohorts.get(name), report_b.cohorts.get(name)
         changes.append(
             CohortChange(
                 name=name,
@@ -349,12 +370,23 @@ def _cohort_changes(a: StoredRun, b: StoredRun) -> list[CohortChange]:
 
 
 def compare_for_page(store: Store, run_a: str, run_b: str, *, viewer: str | None) -> PageComparison:
-    """Two visible runs compared as :func:`~arbiter.service.compare.compare_runs` does,
-    each run read once, with the change of every cohort.
+    """Two visible runs compared as :func:`~arbiter.service.compare.compare_runs` does
+    (from per-example figures counted in SQL, the texts of the first :data:`FLIPS_SHOWN`
+    flips of each list read), with the change of every cohort; each run's figure per
+    cohort comes from its report, kept as the run stands (computed and kept if not).
 
     Raises:
         StoreError: A run does not exist, is not visible, or has no result.
     """
-    a = load_run(store, find_run(store, run_a, viewer=viewer).id)
-    b = load_run(store, find_run(store, run_b, viewer=viewer).id)
-    return PageComparison(compare_loaded(a, b), a, b, _cohort_changes(a, b))
+    info_a = find_run(store, run_a, viewer=viewer)
+    info_b = find_run(store, run_b, viewer=viewer)
+    side_a, side_b = read_sides(store, info_a, info_b, cohorts=True)
+    comparison = compare_sides(store, side_a, side_b, flip_texts=FLIPS_SHOWN)
+    report_a = current_report(store, info_a.id, viewer=viewer).report
+    report_b = (
+        report_a
+        if info_b.id == info_a.id
+        else current_report(store, info_b.id, viewer=viewer).report
+    )
+    cohorts = _cohort_changes(side_a, side_b, report_a, report_b)
+    return PageComparison(comparison, info_a, info_b, cohorts)
