@@ -20,10 +20,11 @@ from arbiter.server.responses import ApiJSONResponse
 from arbiter.service.browse import (
     ResultFilter,
     RunFilter,
-    compare_visible_runs,
+    find_run,
     list_results,
     list_runs,
 )
+from arbiter.service.compare import compare_infos
 from arbiter.service.run_pages import current_report
 from arbiter.store import Store
 
@@ -57,6 +58,9 @@ class ComparisonOut(BaseModel):
     """The outcome and each common scorer compared, with paired intervals and the flips."""
     warnings: list[str]
     """What makes the comparison weaker than it looks (other data, k, scorers, ...)."""
+    flip_texts: int | None = None
+    """Flips of each list that carry their texts (answers, reference, reason); the others
+    carry their example id alone. Null: every flip carries them."""
 
 
 def _tags(values: list[str]) -> dict[str, str]:
@@ -99,10 +103,24 @@ def compare(
     who: Who,
     a: Annotated[str, Query(min_length=1, max_length=40, description="The first run.")],
     b: Annotated[str, Query(min_length=1, max_length=40, description="The second run.")],
+    flip_texts: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=1_000_000,
+            description="Read the texts of the first this many flips of each list (the "
+            "others carry their example id alone); absent: of every flip.",
+        ),
+    ] = None,
 ) -> ComparisonOut:
-    """Two runs compared example by example: metric deltas, paired intervals, flips."""
-    comparison = compare_visible_runs(store, a, b, viewer=who.viewer)
-    return ComparisonOut(diff=comparison.diff, warnings=comparison.warnings)
+    """Two runs compared example by example: metric deltas, paired intervals, flips.
+
+    Computed from per-example figures the store counts; only the flipped examples'
+    results are read (the first ``flip_texts`` of each list, when given)."""
+    info_a = find_run(store, a, viewer=who.viewer)
+    info_b = find_run(store, b, viewer=who.viewer)
+    comparison = compare_infos(store, info_a, info_b, flip_texts=flip_texts)
+    return ComparisonOut(diff=comparison.diff, warnings=comparison.warnings, flip_texts=flip_texts)
 
 
 @router.get("/runs/{run_id}", responses=error_responses(401, 404))
