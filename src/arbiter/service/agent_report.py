@@ -10,8 +10,10 @@ each gate until then.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -237,21 +239,57 @@ class _Tally:
 
 @dataclass
 class _Gate:
-    """Counts of one gate: decided and passed runs, and per task its trials and passes."""
+    """Counts of one gate: decided and passed runs, and per task its trials and passes.
+
+    A task is a number (its place in :class:`_Tasks`): its counts are two machine
+    integers in arrays, and ``order`` holds the tasks in the order first decided under
+    this gate (the order the bootstrap of pass^k draws from), so what one more task
+    costs is a few bytes, not a dictionary entry and a list per gate.
+    """
 
     decided: int = 0
     passed: int = 0
-    tasks: dict[str, list[int]] = field(default_factory=dict)
+    trials: array[int] = field(default_factory=lambda: array("q"))
+    passes: array[int] = field(default_factory=lambda: array("q"))
+    order: array[int] = field(default_factory=lambda: array("q"))
     kept: int = 0  # rows kept that did not pass under this gate
 
-    def add(self, case_id: str, outcome: bool | None) -> None:
+    def add(self, task: int, outcome: bool | None) -> None:
         if outcome is None:
             return
         self.decided += 1
         self.passed += outcome
-        n_c = self.tasks.setdefault(case_id, [0, 0])
-        n_c[0] += 1
-        n_c[1] += outcome
+        if task >= len(self.trials):
+            grow = task + 1 - len(self.trials)
+            self.trials.extend(repeat(0, grow))
+            self.passes.extend(repeat(0, grow))
+        if not self.trials[task]:
+            self.order.append(task)
+        self.trials[task] += 1
+        self.passes[task] += outcome
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per task decided at least once (first decided first): trials and passes."""
+        order = np.array(self.order, dtype=np.int64)
+        trials = np.array(self.trials, dtype=np.int64)
+        passes = np.array(self.passes, dtype=np.int64)
+        return trials[order], passes[order]
+
+
+class _Tasks:
+    """Each distinct case id's number, in the order first seen."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, int] = {}
+
+    def number(self, case_id: str) -> int:
+        found = self._numbers.get(case_id)
+        if found is None:
+            found = self._numbers[case_id] = len(self._numbers)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._numbers)
 
 
 class ReportBuilder:
@@ -278,7 +316,7 @@ class ReportBuilder:
         self.gate_on, self.registry, self.keep_runs = gate_on, registry, keep_runs
         self._order = {name: index for index, name in enumerate(order)}
         self.n = 0
-        self._cases: set[str] = set()
+        self._tasks = _Tasks()
         self._imported: dict[str, _Tally] = {}
         self._tallies: dict[str, _Tally] = {}
         self._gates = {gate: _Gate() for gate in _GATES}
@@ -290,7 +328,7 @@ class ReportBuilder:
         """Count one run, scored by ``scorers`` (its ``scores`` are theirs, in order)."""
         run = scored.run
         self.n += 1
-        self._cases.add(run.case_id)
+        task = self._tasks.number(run.case_id)
         self.repairs.add(run.warnings)
         for score in scored.imported:
             entry = self._imported.get(score.name)
@@ -312,7 +350,7 @@ class ReportBuilder:
             "both": repetition_passed([*scored.imported, *scored.scores], imported | gating),
         }
         for gate, outcome in outcomes.items():
-            self._gates[gate].add(run.case_id, outcome)
+            self._gates[gate].add(task, outcome)
         failed = turn_failed(scored.scores, rule_scorers=rule_scorers_of(s.spec for s in scorers))
         self._turn_failed += failed.failed
         if self._keeps(outcomes):
@@ -354,7 +392,7 @@ class ReportBuilder:
             rows = [row for row in rows if row.passed is not True][: self.keep_runs]
         report = AgentScoreReport(
             n_trajectories=self.n,
-            n_tasks=len(self._cases),
+            n_tasks=len(self._tasks),
             gate_on=gate,
             pass_rate=_pass_rate(counts.passed, counts.decided),
             scorers=self._tallied(gate),
@@ -363,10 +401,10 @@ class ReportBuilder:
             repairs=self.repairs,
         )
         if has_reward and gate != "reward":
-            report.pass_hat_k = pass_hat_k_of_counts(self._gates["reward"].tasks, seed=seed)
-            report.pass_hat_k_scorers = pass_hat_k_of_counts(counts.tasks, seed=seed)
+            report.pass_hat_k = _pass_hat_k(*self._gates["reward"].counts(), seed=seed)
+            report.pass_hat_k_scorers = _pass_hat_k(*counts.counts(), seed=seed)
         else:
-            report.pass_hat_k = pass_hat_k_of_counts(counts.tasks, seed=seed)
+            report.pass_hat_k = _pass_hat_k(*counts.counts(), seed=seed)
         return report
 
     def _tallied(self, gate: GateOn) -> dict[str, ScorerTally]:
@@ -439,10 +477,10 @@ def pass_hat_k_by_k(
     scored: Sequence[ScoredRun], outcomes: Sequence[bool | None], *, seed: int = 0
 ) -> dict[str, PassHatK] | None:
     """pass^k of scored runs and their outcomes (see :func:`pass_hat_k_of_counts`)."""
-    counted = _Gate()
+    tasks, counted = _Tasks(), _Gate()
     for run, outcome in zip(scored, outcomes, strict=True):
-        counted.add(run.run.case_id, outcome)
-    return pass_hat_k_of_counts(counted.tasks, seed=seed)
+        counted.add(tasks.number(run.run.case_id), outcome)
+    return _pass_hat_k(*counted.counts(), seed=seed)
 
 
 MAX_PASS_HAT_K = 32
@@ -464,10 +502,17 @@ def pass_hat_k_of_counts(
     The interval is a bootstrap over tasks of their ``C(c, k) / C(n, k)``, as the
     harness bootstraps pass^k over examples.
     """
-    if not tasks or max(n for n, _ in tasks.values()) < 2:
-        return None
     trials = np.array([n for n, _ in tasks.values()], dtype=np.int64)
     correct = np.array([c for _, c in tasks.values()], dtype=np.int64)
+    return _pass_hat_k(trials, correct, seed=seed)
+
+
+def _pass_hat_k(
+    trials: np.ndarray, correct: np.ndarray, *, seed: int
+) -> dict[str, PassHatK] | None:
+    """:func:`pass_hat_k_of_counts` of per-task trials and passes (int64 arrays)."""
+    if not len(trials) or int(trials.max()) < 2:
+        return None
     result: dict[str, PassHatK] = {}
     for k in range(1, min(int(trials.min()), MAX_PASS_HAT_K) + 1):
         per_task = np.ones(len(trials))
