@@ -43,6 +43,7 @@ from arbiter.service.browse import (
     list_verdicts,
 )
 from arbiter.service.run_pages import (
+    ExampleRow,
     ReportKeeper,
     compare_for_page,
     example_page,
@@ -189,6 +190,13 @@ def runs_page(
     return response
 
 
+def _edge_keys(rows: list[ExampleRow]) -> tuple[str, str] | None:
+    """The keys of a page's first and last rows, when its listing has keys."""
+    if not rows or rows[0].key is None or rows[-1].key is None:
+        return None
+    return rows[0].key, rows[-1].key
+
+
 def _pager(
     path: str,
     params: Mapping[str, object | None],
@@ -196,9 +204,14 @@ def _pager(
     page: int,
     total: int,
     size: int,
+    *,
+    keys: tuple[str, str] | None = None,
 ) -> dict[str, object]:
     def link(number: int) -> str:
-        url = page_url(path, {**params, "page": number if number > 1 else None})
+        cursor: dict[str, object | None] = {}
+        if keys is not None and number > 1:  # the first page needs no key
+            cursor = {"after": keys[1]} if number > page else {"before": keys[0]}
+        url = page_url(path, {**params, "page": number if number > 1 else None, **cursor})
         if extra:
             joined = "&".join(f"{k}={runs_view.quoted(v)}" for k, v in extra)
             url += ("&" if "?" in url else "?") + joined
@@ -228,8 +241,14 @@ def run_page(
     show: Annotated[Show, Query()] = "all",
     scorer: Annotated[str | None, Query(max_length=200)] = None,
     page: Annotated[int, Query(ge=1, le=10_000_000)] = 1,
+    after: Annotated[str | None, Query(max_length=300)] = None,
+    before: Annotated[str | None, Query(max_length=300)] = None,
 ) -> Response:
-    """One run: its figures, charts, scorer sections and per-example table."""
+    """One run: its figures, charts, scorer sections and per-example table.
+
+    The pager's links carry the key of the row next to the page (``after``, ``before``),
+    so a page that follows another is read from there rather than counted from the top.
+    """
     if who is None:
         return _key_needed(request, tpl)
     try:
@@ -246,6 +265,8 @@ def run_page(
         viewer=who.viewer,
         offset=(page - 1) * EXAMPLES_PER_PAGE,
         limit=EXAMPLES_PER_PAGE,
+        after=after,
+        before=before,
     )
     report = view.report or view.stale
     scorer_names = [spec.label for spec in report.scorers] if report is not None else []
@@ -276,7 +297,13 @@ def run_page(
             "computing": reports.computing(info.id),
             "others": others,
             "pager": _pager(
-                f"/runs/{info.id}", params, [], page, examples.total, EXAMPLES_PER_PAGE
+                f"/runs/{info.id}",
+                params,
+                [],
+                page,
+                examples.total,
+                EXAMPLES_PER_PAGE,
+                keys=_edge_keys(examples.items),
             ),
             "tab_url": lambda s, sc=None: page_url(
                 f"/runs/{info.id}", {"show": s if s != "all" else None, "scorer": sc}

@@ -35,7 +35,7 @@ from arbiter.service.compare import (
 from arbiter.service.runs import load_run, run_note
 from arbiter.service.verification import signed_kept_reports
 from arbiter.store import Store
-from arbiter.store.failures_repository import OutcomeCounts, count_outcomes, page_failures_first
+from arbiter.store.failures_repository import OutcomeCounts, count_outcomes
 from arbiter.store.report_repository import (
     KeptReport,
     examples_by_id,
@@ -44,6 +44,7 @@ from arbiter.store.report_repository import (
     kept_reports,
     sibling_runs,
 )
+from arbiter.store.result_pages import ResultKey, page_failures_first_keyed
 
 __all__ = [
     "FLIPS_SHOWN",
@@ -253,6 +254,9 @@ class ExampleRow:
     """The example (input, expected, metadata); None if the dataset lacks it."""
     result: PairResult
     """The stored result (latency, attempts, raw output)."""
+    key: str | None = None
+    """Where the row sits in a failures-first listing, as the ``after`` / ``before`` of
+    the page that follows or precedes it; None in other listings."""
 
 
 def example_page(
@@ -263,33 +267,59 @@ def example_page(
     viewer: str | None,
     offset: int,
     limit: int,
+    after: str | None = None,
+    before: str | None = None,
 ) -> Listing[ExampleRow]:
     """One page of a run's per-example table, joined to the examples it shows.
 
-    Failures first (without a scorer filter) read the run's groups one after the other
-    (:mod:`arbiter.store.failures_repository`); anything else is
+    Failures first (without a scorer filter) read the run's groups one after the other,
+    a page that follows another from the key of its neighbour's last row (``after``) or
+    first (``before``), a page asked for by position from the nearer end of its group
+    (:mod:`arbiter.store.result_pages`); anything else is
     :func:`arbiter.service.browse.list_results`.
+
+    Args:
+        store: The store.
+        view: The run.
+        where: Which results, in which order.
+        viewer: Who asks.
+        offset: Position of the page's first row (what the page says it shows; where it
+            is read from unless a key is given).
+        limit: Most rows on the page.
+        after: A failures-first page's start: the key (:attr:`ExampleRow.key`) of the row
+            before it. A key that does not parse is ignored.
+        before: Its end: the key of the row after it (when ``after`` is None).
 
     Raises:
         StoreError: No such run, or one ``viewer`` may not see.
     """
     info = view.info
+    keys: list[str | None]
     if where.failures_first and where.scorer is None:
         counts = view.counts or count_outcomes(store, info.id)
-        items, total = page_failures_first(
-            store, info.id, counts, failing_only=where.failing, offset=offset, limit=limit
+        keyed, total = page_failures_first_keyed(
+            store,
+            info.id,
+            counts,
+            failing_only=where.failing,
+            offset=offset,
+            limit=limit,
+            after=ResultKey.parse(after),
+            before=ResultKey.parse(before),
         )
-        results = Listing(items, total, offset, limit)
+        results = Listing([k.result for k in keyed], total, offset, limit)
+        keys = [k.key.token() for k in keyed]
     else:
         results = list_results(store, info.id, where, viewer=viewer, offset=offset, limit=limit)
+        keys = [None] * len(results.items)
     examples = examples_by_id(store, info.dataset_hash, [r.example_id for r in results.items])
     rows = []
-    for result in results.items:
+    for result, key in zip(results.items, keys, strict=True):
         example = examples.get(result.example_id)
         stand_in = example or Example(id=result.example_id, input={})
         shown = pair_rows([stand_in], [result])
         if shown:
-            rows.append(ExampleRow(shown[0], example, result))
+            rows.append(ExampleRow(shown[0], example, result, key))
     return Listing(rows, results.total, results.offset, results.limit)
 
 
