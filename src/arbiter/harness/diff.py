@@ -12,6 +12,14 @@ counted apart, never as a flip. Over the paired examples a view gives the change
 pass rate with a paired bootstrap 95% interval, and an exact McNemar test on the flips
 (the discordant pairs).
 
+Every figure follows from a few counts per example and view (:class:`RunTallies`: its
+repetitions, failed calls, passes and failures, and the mean of its values), so a diff
+is made in two steps: :func:`diff_tallied` computes the figures and lists the flips by
+example id from the tallies, which the store can count in SQL without reading a run
+whole; :func:`with_flip_texts` then reads what the flips show from the results of those
+examples alone (all of them, or the first N of each list). :func:`diff_runs` does both
+from results in memory.
+
 Texts of a flip (answers, reference, reason) are clipped here; they are escaped where
 they are shown.
 """
