@@ -26,9 +26,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import Table, bindparam, delete, func, select, update
+from sqlalchemy import Connection, Table, bindparam, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from arbiter.store.otlp_buffer_models import OtlpItemRow, OtlpTraceRow
 from arbiter.store.repository import Store
@@ -46,6 +45,60 @@ _TRACES: Table = OtlpTraceRow.__table__  # type: ignore[assignment]
 _ITEMS: Table = OtlpItemRow.__table__  # type: ignore[assignment]
 _SPAN, _LOG = "s", "l"
 _CHUNK = 500  # ids per IN (...) list, well inside every driver's parameter limit
+
+# The statements of the ingest's hot path, built once (building one costs about what
+# running it on SQLite does).
+_STALE = (
+    select(_TRACES.c.id)
+    .where(_TRACES.c.touched <= bindparam("deadline"))
+    .with_for_update(skip_locked=True)
+)
+_LOCK = (
+    select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.rejected)
+    .where(_TRACES.c.owner == bindparam("who"), _TRACES.c.trace_id.in_(bindparam("keys")))
+    .order_by(_TRACES.c.trace_id)
+    .with_for_update()
+)
+_TOKENS = select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.stored).where(
+    _TRACES.c.owner == bindparam("who"), _TRACES.c.trace_id.in_(bindparam("keys"))
+)
+_TOKENS_LOCKED = _TOKENS.order_by(_TRACES.c.trace_id).with_for_update()
+_HELD = (
+    select(_ITEMS.c.trace_ref, _ITEMS.c.kind, _ITEMS.c.item_key, _ITEMS.c.payload)
+    .where(_ITEMS.c.trace_ref.in_(bindparam("refs")))
+    .order_by(_ITEMS.c.id)
+)
+_COUNT = select(func.count()).select_from(_TRACES)
+_OLDEST = (
+    select(_TRACES.c.id)
+    .order_by(_TRACES.c.touched, _TRACES.c.id)
+    .limit(bindparam("n"))
+    .with_for_update(skip_locked=True)
+)
+_DROP_ITEMS = delete(_ITEMS).where(_ITEMS.c.trace_ref.in_(bindparam("refs")))
+_DROP_TRACES = delete(_TRACES).where(_TRACES.c.id.in_(bindparam("refs")))
+_ADD_ITEMS = _ITEMS.insert()
+_REPLACE_SPAN = (
+    update(_ITEMS)
+    .where(
+        _ITEMS.c.trace_ref == bindparam("ref"),
+        _ITEMS.c.kind == _SPAN,
+        _ITEMS.c.item_key == bindparam("k"),
+    )
+    .values(payload=bindparam("p"))
+)
+_TOUCH = (
+    update(_TRACES)
+    .where(_TRACES.c.id == bindparam("ref"))
+    .values(touched=bindparam("t"), version=bindparam("v"), rejected=bindparam("r"))
+)
+_RECORD_STORED = (
+    update(_TRACES).where(_TRACES.c.id == bindparam("ref")).values(stored=bindparam("ids"))
+)
+_INSERTS = {
+    name: dialect.insert(_TRACES).on_conflict_do_nothing()
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
 
 T = TypeVar("T")
 
@@ -86,16 +139,10 @@ def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
         yield items[start : start + _CHUNK]
 
 
-def _insert(session: Session) -> Any:
-    """The dialect's INSERT, which knows ON CONFLICT DO NOTHING (SQLite and PostgreSQL)."""
-    dialect = session.get_bind().dialect.name
-    return (postgresql if dialect == "postgresql" else sqlite).insert(_TRACES)
-
-
-def _delete_traces(session: Session, ids: Sequence[int]) -> None:
+def _delete_traces(c: Connection, ids: Sequence[int]) -> None:
     for chunk in _chunks(ids):
-        session.execute(delete(_ITEMS).where(_ITEMS.c.trace_ref.in_(chunk)))
-        session.execute(delete(_TRACES).where(_TRACES.c.id.in_(chunk)))
+        c.execute(_DROP_ITEMS, {"refs": list(chunk)})
+        c.execute(_DROP_TRACES, {"refs": list(chunk)})
 
 
 def take_arrivals(
@@ -129,51 +176,42 @@ def take_arrivals(
         return {}
     who = _owner(owner)
     keys = sorted(arrivals)  # one lock order for every process
-    with store.guard("buffer OTLP spans and log records"), store.session() as s, s.begin():
-        stale = s.scalars(
-            select(_TRACES.c.id)
-            .where(_TRACES.c.touched <= now - max_age_s)
-            .with_for_update(skip_locked=True)
-        ).all()
-        _delete_traces(s, stale)
+    with store.guard("buffer OTLP spans and log records"), store.engine.begin() as c:
+        _delete_traces(c, c.scalars(_STALE, {"deadline": now - max_age_s}).all())
+        insert = _INSERTS["postgresql" if c.dialect.name == "postgresql" else "sqlite"]
         for chunk in _chunks(keys):
-            rows = [
-                {"owner": who, "trace_id": key, "touched": now, "version": 0, "stored": []}
-                for key in chunk
-            ]
-            s.execute(_insert(s).values(rows).on_conflict_do_nothing())
+            c.execute(
+                insert,
+                [
+                    {"owner": who, "trace_id": key, "touched": now, "version": 0, "stored": []}
+                    for key in chunk
+                ],
+            )
         found: dict[str, Any] = {}
         for chunk in _chunks(keys):
-            locked = s.execute(
-                select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.rejected)
-                .where(_TRACES.c.owner == who, _TRACES.c.trace_id.in_(chunk))
-                .order_by(_TRACES.c.trace_id)
-                .with_for_update()
-            ).all()
+            locked = c.execute(_LOCK, {"who": who, "keys": list(chunk)}).all()
             found |= {row.trace_id: row for row in locked}
-        taken = _add_items(s, arrivals, found, now=now, max_items=max_items)
-        evicted = _evict(s, max_traces)
+        taken = _add_items(c, arrivals, found, now=now, max_items=max_items)
+        # Only a new trace can take the buffer past its bound.
+        fresh = any(row.version == 0 for row in found.values())
+        evicted = _evict(c, max_traces) if fresh else set()
         return {key: pending for key, pending in taken.items() if pending.token[0] not in evicted}
 
 
 _Held = dict[int, tuple[dict[str, str | None], dict[str, str | None]]]
 
 
-def _held(s: Session, refs: Sequence[int]) -> _Held:
+def _held(c: Connection, refs: Sequence[int]) -> _Held:
     """Each trace's items, in arrival order: (spans, log records), key -> payload."""
     held: _Held = {ref: ({}, {}) for ref in refs}
     for chunk in _chunks(refs):
-        for ref, kind, key, payload in s.execute(
-            select(_ITEMS.c.trace_ref, _ITEMS.c.kind, _ITEMS.c.item_key, _ITEMS.c.payload)
-            .where(_ITEMS.c.trace_ref.in_(chunk))
-            .order_by(_ITEMS.c.id)
-        ).all():
+        for ref, kind, key, payload in c.execute(_HELD, {"refs": list(chunk)}).all():
             held[ref][0 if kind == _SPAN else 1][key] = payload
     return held
 
 
 def _add_items(
-    s: Session,
+    c: Connection,
     arrivals: Mapping[str, TraceArrivals],
     found: Mapping[str, Any],
     *,
@@ -184,7 +222,7 @@ def _add_items(
     # What the traces that earlier requests made hold (read once: the rows are locked, so
     # the items inserted below follow them in id order, as a second read would give).
     older = [row.id for row in found.values() if row.version > 0 and row.rejected is None]
-    held = _held(s, older)
+    held = _held(c, older)
     inserts: list[dict[str, Any]] = []
     replaced: list[dict[str, Any]] = []
     touches: list[dict[str, Any]] = []
@@ -214,24 +252,10 @@ def _add_items(
             list(logs.items()) if reject is None and spans else [],
         )
     if inserts:
-        s.execute(_ITEMS.insert(), inserts)
+        c.execute(_ADD_ITEMS, inserts)
     if replaced:
-        s.execute(
-            update(_ITEMS)
-            .where(
-                _ITEMS.c.trace_ref == bindparam("ref"),
-                _ITEMS.c.kind == _SPAN,
-                _ITEMS.c.item_key == bindparam("k"),
-            )
-            .values(payload=bindparam("p")),
-            replaced,
-        )
-    s.execute(
-        update(_TRACES)
-        .where(_TRACES.c.id == bindparam("ref"))
-        .values(touched=bindparam("t"), version=bindparam("v"), rejected=bindparam("r")),
-        touches,
-    )
+        c.execute(_REPLACE_SPAN, replaced)
+    c.execute(_TOUCH, touches)
     return taken
 
 
@@ -239,18 +263,13 @@ def _item(ref: int, kind: str, key: str, payload: str) -> dict[str, Any]:
     return {"trace_ref": ref, "kind": kind, "item_key": key, "payload": payload}
 
 
-def _evict(s: Session, max_traces: int) -> set[int]:
+def _evict(c: Connection, max_traces: int) -> set[int]:
     """Drop the least recently touched traces past ``max_traces``; their row ids."""
-    count = s.scalar(select(func.count()).select_from(_TRACES)) or 0
+    count = c.scalar(_COUNT) or 0
     if count <= max_traces:
         return set()
-    oldest = s.scalars(
-        select(_TRACES.c.id)
-        .order_by(_TRACES.c.touched, _TRACES.c.id)
-        .limit(count - max_traces)
-        .with_for_update(skip_locked=True)
-    ).all()
-    _delete_traces(s, oldest)
+    oldest = c.scalars(_OLDEST, {"n": count - max_traces}).all()
+    _delete_traces(c, oldest)
     return set(oldest)
 
 
@@ -260,8 +279,8 @@ def mark_rejected(store: Store, trace_id: str, reason: str, *, owner: str | None
     Raises:
         StoreUnavailable: The database refused the write.
     """
-    with store.guard("reject a buffered trace"), store.session() as s, s.begin():
-        s.execute(
+    with store.guard("reject a buffered trace"), store.engine.begin() as c:
+        c.execute(
             update(_TRACES)
             .where(_TRACES.c.owner == _owner(owner), _TRACES.c.trace_id == trace_id)
             .values(rejected=reason)
@@ -295,33 +314,30 @@ def keep_if_current(
     action = "store the runs of buffered traces"
     if store.engine.dialect.name != "sqlite":
         # The rows stay locked while ``save`` writes, so no other process moves them on.
-        with store.guard(action), store.session() as s, s.begin():
-            rows = _tokens(s, _owner(owner), sorted(runs), lock=True)
+        with store.guard(action), store.engine.begin() as c:
+            rows = _tokens(c, _owner(owner), sorted(runs), lock=True)
             current, superseded = _current(runs, rows)
             if current:
                 save(current, superseded)
-                _record_stored(s, runs, rows, current)
+                _record_stored(c, runs, rows, current)
         return
     # SQLite: ``save`` writes on another connection, which a held write lock would block;
     # one process serves a SQLite store and nothing runs between the check and the write.
-    with store.guard(action), store.session() as s, s.begin():
-        rows = _tokens(s, _owner(owner), sorted(runs), lock=False)
+    with store.guard(action), store.engine.connect() as c:
+        rows = _tokens(c, _owner(owner), sorted(runs), lock=False)
     current, superseded = _current(runs, rows)
     if not current:
         return
     save(current, superseded)
-    with store.guard(action), store.session() as s, s.begin():
-        _record_stored(s, runs, rows, current)
+    with store.guard(action), store.engine.begin() as c:
+        _record_stored(c, runs, rows, current)
 
 
-def _tokens(s: Session, who: str, keys: Sequence[str], *, lock: bool) -> dict[str, Any]:
+def _tokens(c: Connection, who: str, keys: Sequence[str], *, lock: bool) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     for chunk in _chunks(keys):
-        query = select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.stored)
-        query = query.where(_TRACES.c.owner == who, _TRACES.c.trace_id.in_(chunk))
-        if lock:
-            query = query.order_by(_TRACES.c.trace_id).with_for_update()
-        rows |= {row.trace_id: row for row in s.execute(query).all()}
+        found = c.execute(_TOKENS_LOCKED if lock else _TOKENS, {"who": who, "keys": list(chunk)})
+        rows |= {row.trace_id: row for row in found.all()}
     return rows
 
 
@@ -341,18 +357,16 @@ def _current(
 
 
 def _record_stored(
-    s: Session,
+    c: Connection,
     runs: Mapping[str, tuple[tuple[int, int], Sequence[str]]],
     rows: Mapping[str, Any],
     current: Sequence[str],
 ) -> None:
-    s.execute(
-        update(_TRACES).where(_TRACES.c.id == bindparam("ref")).values(stored=bindparam("ids")),
-        [{"ref": rows[key].id, "ids": list(runs[key][1])} for key in current],
-    )
+    stored = [{"ref": rows[key].id, "ids": list(runs[key][1])} for key in current]
+    c.execute(_RECORD_STORED, stored)
 
 
 def count_pending_traces(store: Store) -> int:
     """How many traces the buffer holds now (across keys)."""
-    with store.guard("count buffered traces"), store.session() as s:
-        return s.scalar(select(func.count()).select_from(_TRACES)) or 0
+    with store.guard("count buffered traces"), store.engine.connect() as c:
+        return c.scalar(_COUNT) or 0
