@@ -12,7 +12,8 @@ Run: ``python bench/engine_scale.py [--quick] [--big N]`` (needs the ray extra).
     (``harness_throughput.py``'s service, in a child process), ``--concurrency 200``
     shared by the cluster's two workers (one limit, a Ray actor), results written to a
     SQLite store by the driver. Target: wall time at most 1.3x the ideal
-    (``n x 0.05 / 200`` = 5 s).
+    (``n x 0.05 / 200`` = 5 s). The local engine's run of the same, first, shows what
+    this machine allows.
 (c) Big: ``--big N`` examples (default 1,000,000) through an instant Python system on
     Ray (two workers), stored in SQLite: completes?, the driver's peak RSS, examples/s.
 
@@ -251,12 +252,18 @@ def main() -> int:
         _print_cpu(cpu_bound(CPU_N // scale))
 
     print(f"(b) I/O-bound: {IO_N // scale} examples, HTTP 50 ms, concurrency {IO_CONCURRENCY}")
+    from arbiter.engines.local import LocalEngine
+
+    here = io_bound(IO_N // scale, LocalEngine())
+    print(f"  local        {here['seconds']:7.2f} s   ideal {here['ideal_s']:.2f} s   "
+          f"{here['ratio']:.2f}x ideal (this machine's own bound: the service, the client "
+          f"and the store share its cores)")  # fmt: skip
     engine = _ray_engine(2)
     try:
         b = io_bound(IO_N // scale, engine)
     finally:
         engine.close()
-    print(f"  ray, 2 CPUs  {b['seconds']:7.2f} s   ideal {b['ideal_s']:.2f} s   "
+    print(f"  ray, 2 CPUs  {b['seconds']:7.2f} s   {b['seconds'] / here['seconds']:.2f}x local   "
           f"{b['ratio']:.2f}x ideal (target <= {IO_TARGET}x: {_mark(b['ratio'] <= IO_TARGET)}); "
           f"{b['done']} stored, error rate {b['errors']:.3f}")  # fmt: skip
 
