@@ -50,8 +50,10 @@ from arbiter.store.trust_repository import (
     trust_evidence,
     window_evidence,
 )
+from arbiter.store.trust_summary import AgentSummary, agent_summaries, agent_summary, run_ids
 from arbiter.trust import TrustPolicy, assess, breaker_decision, default_policy, load_policy
-from arbiter.trust.conduct import window_state
+from arbiter.trust.assess import status_of
+from arbiter.trust.conduct import conduct_of_columns, window_state
 from arbiter.trust.integrity import integrity_of
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ __all__ = [
     "evaluate_breaker",
     "is_frozen",
     "statuses_of",
+    "summary_status",
     "trust_history",
     "trust_policy",
     "trust_statuses",
@@ -141,8 +144,13 @@ def trust_statuses(
     policy: TrustPolicy | None = None,
     now: datetime | None = None,
     checker: SignatureChecker | None = None,
+    from_rows: bool = False,
 ) -> list[TrustStatus]:
     """The trust status of every agent (of every owner) ``viewer`` may see, by name.
+
+    It is computed from the agents' summaries (kept on ingest), or from the stored runs
+    when ``from_rows`` or when the policy's window is larger than a summary keeps: the
+    same statuses either way.
 
     Args:
         store: The store.
@@ -153,9 +161,14 @@ def trust_statuses(
         now: When they are judged (default: now).
         checker: Checks a run's signature under the configured key; None (no key):
             integrity unknown.
+        from_rows: Read the stored runs, not the summaries.
     """
     policy = policy or trust_policy()
     now = now or datetime.now(UTC)
+    if not from_rows:
+        summaries = agent_summaries(store, viewer=viewer, agent=agent, owner=owner)
+        if all(s.covers(policy.window_runs) for s in summaries.values()):
+            return _statuses_of_summaries(store, summaries, policy, now, checker)
     evidence = trust_evidence(
         store,
         names=policy.trust_critical,
@@ -165,6 +178,45 @@ def trust_statuses(
         window=policy.window_runs,
     )
     return statuses_of(store, evidence, policy=policy, now=now, checker=checker)
+
+
+def summary_status(
+    summary: AgentSummary,
+    policy: TrustPolicy,
+    now: datetime,
+    integrity: Integrity = "unknown",
+) -> TrustStatus:
+    """The status of one agent from its summary (which must cover the policy's window):
+    the status :func:`~arbiter.trust.assess` gives for its rows."""
+    window = policy.window_runs
+    columns = summary.columns(window, frozenset(policy.trust_critical))
+    conduct = conduct_of_columns(
+        *columns, summary.abstained, summary.newest_at(window), policy, now=now
+    )
+    return status_of(
+        summary.agent, conduct, policy, now=now, integrity=integrity, owner=summary.owner
+    )
+
+
+def _statuses_of_summaries(
+    store: Store,
+    summaries: Mapping[AgentKey, AgentSummary],
+    policy: TrustPolicy,
+    now: datetime,
+    checker: SignatureChecker | None,
+) -> list[TrustStatus]:
+    freezes = standing_freezes(store)
+    statuses: list[TrustStatus] = []
+    for key in sorted(summaries, key=lambda k: (k[1], k[0] or "")):
+        summary = summaries[key]
+        integrity: Integrity = "unknown"
+        if checker is not None:
+            ids = run_ids(store, summary.window_seqs(policy.window_runs))
+            integrity = _integrity(ids, checker)
+        status = summary_status(summary, policy, now, integrity)
+        standing = freezes.get(key)
+        statuses.append(_with_freeze(status, standing if standing and standing.frozen else None))
+    return statuses
 
 
 def statuses_of(
@@ -319,11 +371,18 @@ def _breaker_for(
     telemetry: Telemetry | None = None,
 ) -> BreakerOutcome:
     started = time.perf_counter()
-    rows = agent_window(
-        store, agent=name, owner=owner, names=policy.trust_critical, size=policy.window_runs
-    )
-    # The state alone decides; the full status is only built for a trip's event.
-    state = window_state(*window_columns(rows, frozenset(policy.trust_critical)), policy, now)
+    summary = agent_summary(store, agent=name, owner=owner)
+    if summary is not None and summary.covers(policy.window_runs):
+        # The state alone decides; the full status is only built for a trip's event.
+        window = policy.window_runs
+        columns = summary.columns(window, frozenset(policy.trust_critical))
+        state = window_state(*columns, policy, now)
+        rows = None
+    else:
+        rows = agent_window(
+            store, agent=name, owner=owner, names=policy.trust_critical, size=policy.window_runs
+        )
+        state = window_state(*window_columns(rows, frozenset(policy.trust_critical)), policy, now)
     memory = load_breaker(store, owner, name)
     mode = policy.mode_for(name)
     decision = breaker_decision(memory, state, mode)
@@ -331,7 +390,10 @@ def _breaker_for(
         save_breaker(store, owner, name, decision.memory, state, now=now)
     outcome = BreakerOutcome(agent=name, owner=owner, state=state)
     if decision.trip:
-        status = assess(name, window_evidence(rows), policy, now=now, owner=owner)
+        if rows is None and summary is not None:
+            status = summary_status(summary, policy, now)
+        else:
+            status = assess(name, window_evidence(rows or []), policy, now=now, owner=owner)
         shown = f"{status.conduct:.3f}" if status.conduct is not None else "n/a"
         event = append_event(
             store,

@@ -11,20 +11,24 @@ from __future__ import annotations
 
 import json
 import math
+from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import ColumnElement, Table, case, delete, func, select
+from sqlalchemy import ColumnElement, Table, and_, case, delete, func, select
 from sqlalchemy.orm import Session
 
 from arbiter.contract import StoredTrajectory
 from arbiter.errors import StoreError
-from arbiter.store.ownership_repository import owned_ids, set_owners
+from arbiter.store.ownership_models import RecordOwnerRow
+from arbiter.store.ownership_repository import owned_ids
 from arbiter.store.repository import Store
 from arbiter.store.trajectory_models import TrajectoryRow, TrajectoryScoreRow
+from arbiter.store.trust_summary import RunFacts, ensure_summaries, micros_of, update_summaries
+from arbiter.store.types import storable
 from arbiter.validation import describe_validation_error
 
 __all__ = [
@@ -45,6 +49,7 @@ KIND = "trajectory"
 
 _RUNS: Table = TrajectoryRow.__table__  # type: ignore[assignment]
 _SCORES: Table = TrajectoryScoreRow.__table__  # type: ignore[assignment]
+_OWNERS: Table = RecordOwnerRow.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,10 @@ def save_trajectories(
 ) -> None:
     """Store runs with their score sets in one transaction, replacing any of the same id.
 
+    The same transaction records their owner (a run keeps its first owner) and keeps the
+    trust summaries of the agents whose runs it adds or removes
+    (:mod:`~arbiter.store.trust_summary`).
+
     Args:
         store: The store.
         records: The scored runs.
@@ -120,9 +129,11 @@ def save_trajectories(
     """
     replaced = {record.id for record in records} | set(superseded)
     with store.guard("store agent runs"), store.session() as session, session.begin():
-        if replaced:
-            _delete(session, replaced)
+        ensure_summaries(store, session)
+        removed = _delete(session, replaced) if replaced else {}
+        owners = _owners(session, [record.id for record in records], owner)
         scores: list[dict[str, Any]] = []
+        added: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
         for record in records:
             # Through JSON text, so that NaN and infinities become null (PostgreSQL's
             # JSON rejects NaN).
@@ -144,8 +155,10 @@ def save_trajectories(
                 "duration_ms": record.duration_ms,
                 "record": document,
             }
-            number = session.execute(_RUNS.insert().returning(_RUNS.c.seq), row).scalar_one()
-            scores += [
+            number, stored_at = session.execute(
+                _RUNS.insert().returning(_RUNS.c.seq, _RUNS.c.created_at), row
+            ).one()
+            verdicts = [
                 {
                     "trajectory_seq": number,
                     "agent": record.agent,
@@ -157,25 +170,71 @@ def save_trajectories(
                 }
                 for score in record.scores
             ]
+            scores += verdicts
+            added[(owners.get(record.id, ""), storable(record.agent))].append(
+                RunFacts(
+                    number,
+                    micros_of(stored_at),
+                    record.passed,
+                    tuple((storable(v["name"]), v["passed"]) for v in verdicts),
+                )
+            )
         if scores:
             # Core, not the ORM's bulk insert: one executemany, not a batch per key set.
             session.execute(_SCORES.insert(), scores)
-    if owner is not None and records:
-        set_owners(store, KIND, [record.id for record in records], owner)
+        update_summaries(session, removed, added)
+
+
+def _owners(session: Session, ids: Sequence[str], owner: str | None) -> dict[str, str]:
+    """The owner key of each run to store: the owner its id already has (a record keeps
+    its first owner), else ``owner``, recorded here; runs nobody owns are left out."""
+    known: dict[str, str] = {}
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        query = select(RecordOwnerRow.record_id, RecordOwnerRow.owner).where(
+            RecordOwnerRow.kind == KIND, RecordOwnerRow.record_id.in_(chunk)
+        )
+        known.update((record_id, found) for record_id, found in session.execute(query))
+    if owner is not None:
+        now = datetime.now(UTC)
+        fresh = [i for i in wanted if i not in known]
+        if fresh:
+            session.execute(
+                _OWNERS.insert(),
+                [{"kind": KIND, "record_id": i, "owner": owner, "created_at": now} for i in fresh],
+            )
+            known.update((i, owner) for i in fresh)
+    return known
 
 
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
-def _delete(session: Session, ids: Collection[str]) -> None:
-    """Remove the runs of these ids and their scores (one look-up when none is stored)."""
-    seqs = list(session.scalars(select(TrajectoryRow.seq).where(TrajectoryRow.id.in_(ids))))
+def _delete(
+    session: Session, ids: Collection[str]
+) -> dict[tuple[str, str], list[tuple[int, bool | None]]]:
+    """Remove the runs of these ids and their scores (one look-up when none is stored);
+    the removed runs (seq, verdict) by (owner key, agent)."""
+    found = session.execute(
+        select(TrajectoryRow.seq, TrajectoryRow.agent, RecordOwnerRow.owner, TrajectoryRow.passed)
+        .outerjoin(
+            RecordOwnerRow,
+            and_(RecordOwnerRow.kind == KIND, RecordOwnerRow.record_id == TrajectoryRow.id),
+        )
+        .where(TrajectoryRow.id.in_(ids))
+    ).all()
+    removed: dict[tuple[str, str], list[tuple[int, bool | None]]] = defaultdict(list)
+    for seq, agent, run_owner, passed in found:
+        removed[(run_owner or "", agent)].append((seq, passed))
+    seqs = [seq for seq, *_rest in found]
     if seqs:
         session.execute(
             delete(TrajectoryScoreRow).where(TrajectoryScoreRow.trajectory_seq.in_(seqs))
         )
         session.execute(delete(TrajectoryRow).where(TrajectoryRow.seq.in_(seqs)))
+    return removed
 
 
 def _record(document: dict[str, Any], run_id: str) -> StoredTrajectory:

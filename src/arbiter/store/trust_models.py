@@ -12,7 +12,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from arbiter.store.models import Base
@@ -24,8 +34,10 @@ __all__ = [
     "DeploymentSettingRow",
     "FreezeRow",
     "JudgeRulingRow",
+    "TrustAgentSummaryRow",
     "TrustEventNoteRow",
     "TrustEventRow",
+    "TrustSummaryStateRow",
     "VoteRow",
     "WebhookDeliveryRow",
 ]
@@ -74,6 +86,40 @@ class BreakerStateRow(Base):
     trips: Mapped[int] = mapped_column(Integer)
     state: Mapped[str] = mapped_column(String(20))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TrustAgentSummaryRow(Base):
+    """What trust reads of one agent (of one owner), kept on ingest in the transaction
+    that stores its runs: its counts, and the newest evaluated runs (at most
+    ``SUMMARY_RUNS`` of :mod:`arbiter.store.trust_summary`) as packed columns, oldest
+    first: seq (int64), time in microseconds since the epoch (int64), verdict (uint8),
+    and per scorer name of ``names`` the verdicts given (uint32 matrices, runs x names,
+    row-major: how many scores of that name decided, how many passed)."""
+
+    __tablename__ = "trust_agent_summaries"
+
+    owner_key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    agent: Mapped[str] = mapped_column(UntrustedString(1000), primary_key=True)
+    runs: Mapped[int] = mapped_column(Integer)
+    evaluated: Mapped[int] = mapped_column(Integer)
+    abstained: Mapped[int] = mapped_column(Integer)
+    names: Mapped[list[str]] = mapped_column(JSON)
+    seqs: Mapped[bytes] = mapped_column(LargeBinary)
+    micros: Mapped[bytes] = mapped_column(LargeBinary)
+    passes: Mapped[bytes] = mapped_column(LargeBinary)
+    dim_decided: Mapped[bytes] = mapped_column(LargeBinary)
+    dim_passed: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class TrustSummaryStateRow(Base):
+    """One row once the summaries cover every stored run (a store made before they
+    existed gets them built from its rows on first use)."""
+
+    __tablename__ = "trust_summary_state"
+
+    key: Mapped[str] = mapped_column(String(20), primary_key=True)
+    built_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    runs: Mapped[int] = mapped_column(Integer)
 
 
 class FreezeRow(Base):

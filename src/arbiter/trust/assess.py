@@ -6,11 +6,11 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from arbiter.contract.trust import Integrity, RunEvidence, TrustStatus
-from arbiter.trust.conduct import behaviour_state, conduct_of
+from arbiter.trust.conduct import Conduct, behaviour_state, conduct_of
 from arbiter.trust.integrity import CAPS, apply_cap
 from arbiter.trust.policy import TrustPolicy
 
-__all__ = ["assess"]
+__all__ = ["assess", "status_of"]
 
 
 def assess(
@@ -33,6 +33,20 @@ def assess(
         owner: Whose agent it is.
     """
     conduct = conduct_of(evidence, policy, now=now)
+    return status_of(agent, conduct, policy, now=now, integrity=integrity, owner=owner)
+
+
+def status_of(
+    agent: str,
+    conduct: Conduct,
+    policy: TrustPolicy,
+    *,
+    now: datetime,
+    integrity: Integrity = "unknown",
+    owner: str | None = None,
+) -> TrustStatus:
+    """The trust status of one agent whose conduct is ``conduct``: :func:`assess` for a
+    caller that computed the conduct itself."""
     earned, stale, reasons = behaviour_state(conduct, policy, now=now)
     state, capped, note = apply_cap(earned, integrity)
     if note is not None:

@@ -32,6 +32,7 @@ __all__ = [
     "behaviour_state",
     "columns_of",
     "conduct_of",
+    "conduct_of_columns",
     "lower",
     "rates",
     "state_for",
@@ -138,10 +139,31 @@ def conduct_of(evidence: Iterable[RunEvidence], policy: TrustPolicy, *, now: dat
     if not window:
         return Conduct(None, None, None, (0.0, 1.0), 0, abstained, None)
     columns = columns_of(window, frozenset(policy.trust_critical))
-    score, gating, dimension = rates(*columns, policy, now.timestamp())
-    runs = len(window)
+    return conduct_of_columns(*columns, abstained, window[0].at, policy, now=now)
+
+
+def conduct_of_columns(
+    times: NDArray[np.float64],
+    passes: NDArray[np.float64],
+    dim_passes: NDArray[np.float64],
+    dim_decided: NDArray[np.float64],
+    abstained: int,
+    newest_at: datetime | None,
+    policy: TrustPolicy,
+    *,
+    now: datetime,
+) -> Conduct:
+    """The conduct of a window given as columns (:func:`columns_of` of at most
+    ``window_runs`` evaluated runs, in any order; ``newest_at`` the newest run's time):
+    :func:`conduct_of` for a reader that keeps the columns rather than the runs."""
+    runs = len(times)
+    if runs == 0:
+        return Conduct(None, None, None, (0.0, 1.0), 0, abstained, None)
+    score, gating, dimension = rates(
+        times, passes, dim_passes, dim_decided, policy, now.timestamp()
+    )
     interval = wilson_interval(min(runs, max(0, round(score * runs))), runs)
-    return Conduct(score, gating, dimension, interval, runs, abstained, window[0].at)
+    return Conduct(score, gating, dimension, interval, runs, abstained, newest_at)
 
 
 def state_for(
