@@ -205,3 +205,36 @@ def test_a_judged_call_made_on_one_worker_is_answered_from_the_store_on_another(
     assert cached == [0, 1, 0]
     assert first.accuracy.estimate == second.accuracy.estimate == 1.0
     assert SqlResponseCache(url).entries() == 1
+
+
+def test_run_rate_limit_is_the_limit_every_worker_of_the_cluster_keeps(
+    ray_cluster: Cluster, tmp_path: Path, cli: Any
+) -> None:
+    import ray
+
+    from arbiter.engines.ray import NAMESPACE
+    from arbiter.engines.ray_limits import limit_actor_name
+
+    log = tmp_path / "calls.log"
+    rows = [{"id": f"r{i:02d}", "input": {"q": "x", "log": str(log)}, "expected": "x"}
+            for i in range(30)]  # fmt: skip
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = cli("run", "--dataset", str(data), "--target", f"{SYSTEMS}:logged",
+               "--engine", "ray", "--ray-address", ray_cluster.address,
+               "--rate-limit", "30/s,burst=2", "--json", "-q")  # fmt: skip
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["accuracy"]["estimate"] == 1.0
+    ray.init(address=ray_cluster.address, namespace=NAMESPACE, log_to_driver=False)
+    try:
+        actor = ray.get_actor(limit_actor_name(f"python:{SYSTEMS}:logged"), namespace=NAMESPACE)
+        state: dict[str, float] = ray.get(actor.state.remote())
+    finally:
+        ray.shutdown()
+    # The command line's limit reached the actor, and every call took one of its tokens.
+    assert state["per_second"] == 30
+    assert state["granted"] == 30
+    assert state["most_in_window"] <= 2 + 30
+    starts = [float(line) for line in log.read_text().split()]
+    assert len(starts) == 30
+    assert max(starts) - min(starts) >= (30 - 2) / 30 - 0.01
