@@ -228,7 +228,7 @@ def test_run_rate_limit_is_the_limit_every_worker_of_the_cluster_keeps(
     ray.init(address=ray_cluster.address, namespace=NAMESPACE, log_to_driver=False)
     try:
         actor = ray.get_actor(limit_actor_name(f"python:{SYSTEMS}:logged"), namespace=NAMESPACE)
-        state: dict[str, float] = ray.get(actor.state.remote())
+        state: Any = ray.get(actor.state.remote())
     finally:
         ray.shutdown()
     # The command line's limit reached the actor, and every call took one of its tokens.
