@@ -185,3 +185,39 @@ def test_a_runs_pairs_are_made_as_read_in_the_order_a_list_of_them_had() -> None
     assert pairs[2:7:2] == listed[2:7:2]
     with pytest.raises(IndexError):
         pairs[12]
+
+
+def test_a_kept_pair_weighs_tens_of_bytes_not_a_result() -> None:
+    import tracemalloc
+
+    n = 20_000
+    examples = [Example(id=f"e{i}", input={}) for i in range(n)]
+    pairs = [
+        PairResult(
+            example_id=f"e{i}",
+            repetition=0,
+            output=Output.coerce("yes"),
+            scores=[
+                Score(
+                    name="label",
+                    value=1.0,
+                    answer="yes",
+                    expected="yes",
+                    passed=True,
+                    explanation=f"expected 'yes', got 'yes' ({i})",
+                )
+            ],
+            passed=True,
+            latency_ms=float(i),
+        )
+        for i in range(n)
+    ]
+    columns = ResultColumns(examples, ["label"])  # its id index is made before measuring
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    columns.extend(pairs)
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(columns) == n
+    # A compact PairResult per pair (the driver's copy before columns) was ~400 bytes.
+    assert kept / n < 64
