@@ -17,6 +17,16 @@ each page is fetched over HTTP:
 It prints each median and its ratio large / small (target: the warm run page of the large
 run within 2x the small one's). A benchmark, never a test: it prints, it does not assert.
 
+``--compare [--large 100000]`` seeds two runs of ``--large`` results of one dataset in a
+SQLite store and times, in this process, best of ``--repeat`` (at most 3 for the old
+way): the comparison as it was made (both runs read whole, ``diff_runs``, and the compare
+page's cohorts by ``diff_runs`` per cohort) against the comparison from the store's SQL
+figures (``compare_runs`` with every flip's texts, as the API and ``arbiter diff --json``
+ask; with the first 200 per list, and the compare page's ``compare_for_page`` with the
+runs' reports kept), checking that both give the same figures; and the run page's last
+page of examples read by position (``OFFSET``) against read by key (the pager's links)
+and by number from the nearer end.
+
 ``--rss`` fills one store with ``--runs`` runs of ``--per-run`` results (1,000 x 100:
 100,000 results), starts ``arbiter serve`` on it as a process of its own, opens every
 page kind (every page of the runs table, every run's page, failing tab and last page of
@@ -135,7 +145,7 @@ def _serve(n: int, folder: Path, stack: ExitStack) -> Served:
     started = time.perf_counter()
     run_id = seed(store, n)
     print(f"  seeded {n:,} results in {time.perf_counter() - started:.1f} s", flush=True)
-    settings = Settings(_env_file=None, home=folder / "home")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, home=folder / "home")
     app = create_app(settings, store=store)
     base = stack.enter_context(serve_on_free_port(app))
     client = stack.enter_context(httpx.Client(base_url=base, timeout=600))
@@ -262,20 +272,114 @@ def measure_rss(runs: int, per_run: int, folder: Path) -> None:
     print(f"  target: peak under {RSS_TARGET_MB:,.0f} MB: {verdict}")
 
 
+def _best(work: Any, repeat: int) -> tuple[float, Any]:
+    """Best wall time of ``repeat`` calls of ``work`` and its last answer."""
+    best, answer = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        answer = work()
+        best = min(best, time.perf_counter() - started)
+    return best, answer
+
+
+def _load() -> str:
+    return "load average " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def measure_compare(n: int, repeat: int, folder: Path) -> None:
+    """Compare two runs of ``n`` results the old way and the new, and the far page."""
+    from arbiter.service.browse import ResultFilter
+    from arbiter.service.compare import compare_loaded, compare_runs
+    from arbiter.service.run_pages import (
+        FLIPS_SHOWN,
+        ReportKeeper,
+        compare_for_page,
+        current_report,
+        example_page,
+    )
+    from arbiter.service.runs import load_run
+    from arbiter.store.failures_repository import count_outcomes, page_failures_first
+    from tests.server.test_compare_page_stored import _whole_cohorts
+
+    store = Store(f"sqlite:///{folder / 'compare.db'}")
+    started = time.perf_counter()
+    run_a, run_b = seed(store, n), seed(store, n, 1)
+    print(f"  seeded 2 runs of {n:,} results in {time.perf_counter() - started:.1f} s")
+    for run_id in (run_a, run_b):  # kept, as the run pages keep them
+        current_report(store, run_id, viewer=None)
+
+    def old_way() -> Any:
+        a, b = load_run(store, run_a), load_run(store, run_b)
+        return compare_loaded(a, b), _whole_cohorts(a, b)
+
+    print(f"  {_load()} before", flush=True)
+    rows: list[tuple[str, float, float]] = []
+    old, (whole, cohorts) = _best(old_way, min(repeat, 3))
+    api, new = _best(lambda: compare_runs(store, run_a, run_b), repeat)
+    capped, _ = _best(lambda: compare_runs(store, run_a, run_b, flip_texts=FLIPS_SHOWN), repeat)
+    paged, page = _best(lambda: compare_for_page(store, run_a, run_b, viewer=None), repeat)
+    same = new.diff == whole.diff and page.cohorts == cohorts
+    rows += [
+        ("compare_runs, every flip's texts (API, CLI)", old, api),
+        (f"compare_runs, first {FLIPS_SHOWN} flips' texts", old, capped),
+        ("compare page (compare_for_page)", old, paged),
+    ]
+    view = ReportKeeper().view(store, run_a, viewer=None)
+    counts = view.counts or count_outcomes(store, run_a)
+    last = (n - 1) // 50 * 50
+    every = ResultFilter(failures_first=True)
+    by_offset, _ = _best(
+        lambda: page_failures_first(
+            store, run_a, counts, failing_only=False, offset=last, limit=50
+        ),
+        repeat,
+    )
+    by_number, shown = _best(
+        lambda: example_page(store, view, every, viewer=None, offset=last, limit=50), repeat
+    )
+    before = example_page(store, view, every, viewer=None, offset=last - 50, limit=50)
+    key = before.items[-1].key
+    by_key, keyed = _best(
+        lambda: example_page(store, view, every, viewer=None, offset=last, limit=50, after=key),
+        repeat,
+    )
+    same_page = [r.result for r in keyed.items] == [r.result for r in shown.items]
+    rows += [
+        ("last page of examples, by number", by_offset, by_number),
+        ("last page of examples, by key (Next link)", by_offset, by_key),
+    ]
+    print(f"  {_load()} after")
+    print(f"\n{'what':<46} {'before':>10} {'now':>10}   speed-up")
+    for name, was, now in rows:
+        print(f"{name:<46} {was * 1000:>8.1f}ms {now * 1000:>8.1f}ms  {was / now:8.1f}x")
+    print(f"\nsame figures as the whole runs give: {same}; same last page: {same_page}")
+    print(f"(before: both runs read whole and diff_runs, best of {min(repeat, 3)};")
+    print(f" now: best of {repeat}; the last page before: OFFSET {last:,})")
+    store.close()
+
+
 def main() -> None:
     """Measure both sizes and print the table with ratios (``--rss``: the server's peak
-    memory over a store of many runs instead)."""
+    memory over a store of many runs instead; ``--compare``: a comparison of two large
+    runs, and the far page)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--rss", action="store_true", help="measure the server's peak RSS")
+    parser.add_argument(
+        "--compare", action="store_true", help="time a comparison of two --large runs"
+    )
     parser.add_argument("--runs", type=int, default=1_000, help="runs in the --rss store")
     parser.add_argument("--per-run", type=int, default=100, help="results per --rss run")
     args = parser.parse_args()
     if args.rss:
         with tempfile.TemporaryDirectory() as tmp:
             measure_rss(args.runs, args.per_run, Path(tmp))
+        return
+    if args.compare:
+        with tempfile.TemporaryDirectory() as tmp:
+            measure_compare(args.large, args.repeat, Path(tmp))
         return
     with tempfile.TemporaryDirectory() as tmp:
         figures = measure(args.small, args.large, args.repeat, Path(tmp))
