@@ -328,6 +328,15 @@ def streamed(path: Path) -> dict[str, Any]:
     return result
 
 
+def _json_reader() -> str:
+    """Which parser Arbiter's JSON reader uses here (orjson when installed)."""
+    try:
+        import orjson
+    except ImportError:
+        return "the standard library's json (orjson not installed)"
+    return f"orjson {orjson.__version__}, checked against the standard library's rules"
+
+
 def _verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
@@ -348,6 +357,7 @@ def main() -> int:
         return 0
     n = options.n // 10 if options.quick else options.n
     print(f"python {platform.python_version()}, {n:,} traces of {TRACE_SPANS} spans, one core")
+    print(f"JSON reader: {_json_reader()}")
     with tempfile.TemporaryDirectory(prefix="arbiter-bench-") as folder:
         path = Path(folder) / "traces.jsonl"
         megabytes = write_traces(path, n) / 1e6

@@ -140,3 +140,37 @@ def test_random_documents_read_the_same() -> None:
                 # the same document with its first key given again
                 first = text[1 : text.index(":", 1 + text.index('"', 2))]
                 _same("{" + first + ":0," + text[1:])
+
+
+def test_a_large_text_is_checked_for_depth_without_a_copy_that_grows_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import orjson
+
+    written: list[int] = []
+
+    class Recording:
+        JSONDecodeError = orjson.JSONDecodeError
+        JSONEncodeError = orjson.JSONEncodeError
+        OPT_INDENT_2 = orjson.OPT_INDENT_2
+        loads = staticmethod(orjson.loads)
+
+        @staticmethod
+        def dumps(value: Any, option: int = 0) -> bytes:
+            out = orjson.dumps(value, option=option)
+            written.append(len(out))
+            return out
+
+    monkeypatch.setattr(jsonio, "orjson", Recording)
+    # 400 kB of leaves MAX_DEPTH levels down, beside a few empty arrays (more brackets
+    # than levels: the depth must be checked).
+    leaves = ",".join(["1"] * 200_000)
+    chain = "[" * (MAX_DEPTH - 1) + leaves + "]" * (MAX_DEPTH - 1)
+    legal = "[" + "[]," * 10 + chain + "]"
+    assert parse_json(legal, source="f") == json.loads(legal)
+    # Written again with an indent, each leaf would take 2 * 128 spaces: some 50 MB.
+    assert max(written) < 2 * len(legal), max(written)
+    with pytest.raises(JsonInputError, match="nested deeper than 128 levels"):
+        parse_json("[" + legal + "]", source="f")
+    monkeypatch.undo()
+    _same('{"s":"' + "[" * 70_000 + '","v":' + "[" + legal + "]" + "}")

@@ -260,6 +260,11 @@ _MISS: Any = object()
 """What :func:`_fast_parse` answers when the exact reader must decide."""
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 19
+_DIGIT_RUN = re.compile(rb"[0-9]{19}")
+_MAX_REINDENTED = 64 * 1024
+"""Largest text whose depth is read from it written again with an indent: each line of
+that copy is indented twice its depth, so a text of leaves 254 levels deep (orjson's
+limit) grows some 250 times; past this size the brackets are counted instead."""
 _BEFORE_A_NUMBER = tuple(bytes([code]) + _LONG_RUN for code in b":,[- \t\n\r")
 _ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
 _WHITESPACE = b" \t\n\r"
@@ -277,7 +282,9 @@ def _fast_parse(text: str, unique_keys: bool) -> Any:
 
     - the depth: a text with more brackets than :data:`MAX_DEPTH` is written again with an
       indent of two spaces, where a line indented by ``2 * MAX_DEPTH`` spaces exists
-      whenever the nesting goes deeper (strings hold no raw newline);
+      whenever the nesting goes deeper (strings hold no raw newline); a text of over
+      :data:`_MAX_REINDENTED` bytes, whose copy could be too large, has its brackets
+      counted by :func:`_nested_deeper_than` instead;
     - when the value written compactly is the text itself (what machine writers produce),
       it holds no repeated key and no number changed kind: done;
     - else an integer of 19 digits or more may have come back as a float: a run of 19
@@ -292,18 +299,25 @@ def _fast_parse(text: str, unique_keys: bool) -> Any:
     try:
         raw = text.encode("utf-8")
         value = orjson.loads(raw)
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
-            pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-            if _DEEP_INDENT in pretty:
+        # Nesting past MAX_DEPTH takes two brackets a level.
+        if len(raw) > 2 * MAX_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+            if len(raw) > _MAX_REINDENTED:
+                if _nested_deeper_than(raw, MAX_DEPTH):
+                    return _MISS
+            elif _DEEP_INDENT in orjson.dumps(value, option=orjson.OPT_INDENT_2):
                 return _MISS
+        long_run = _DIGIT_RUN.search(raw) is not None
+        if not (long_run or unique_keys):
+            return value
         compact = orjson.dumps(value)
     except (UnicodeEncodeError, orjson.JSONDecodeError, orjson.JSONEncodeError):
         return _MISS  # a lone surrogate in the str, invalid JSON, or deeper than orjson goes
     if compact == raw.strip(_WHITESPACE):
         return value
-    digits = b" " + raw.translate(_DIGITS_AS_ZERO)  # a number may begin the text
-    if _LONG_RUN in digits and any(run in digits for run in _BEFORE_A_NUMBER):
-        return _MISS
+    if long_run:
+        digits = b" " + raw.translate(_DIGITS_AS_ZERO)  # a number may begin the text
+        if any(run in digits for run in _BEFORE_A_NUMBER):
+            return _MISS
     if unique_keys:
         colons = raw.count(b":")
         if b"\\u003" in raw:
