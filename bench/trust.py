@@ -5,8 +5,11 @@ not assert. Each part seeds a SQLite store in a temporary directory with raw row
 tables ``POST /v1/trajectories`` writes), then times the service call.
 
 1. Status: ``trust_statuses`` of 1,000 agents over 1,000,000 stored scored runs (each
-   with one trust-critical score). Target <= 2 s. Printed beside a bare read of the
-   same rows (the same-process baseline), and at a tenth of the size (linearity).
+   with one trust-critical score). Target <= 2 s. The rows are seeded raw, as a store
+   made before the trust summaries holds them, so their one-time build from the rows
+   (what such a store pays on first use) is timed and printed apart; then the status
+   from the summaries, beside the status from the rows (``from_rows=True``, the way it
+   was computed before: the same-process baseline) and at a tenth of the size.
 2. Breaker: ``evaluate_breaker`` after one more stored run of an agent with 500 runs,
    1,000 times (the store write not timed): p50 / p99 in ms, wall clock and CPU time,
    beside the first way of deciding (the same-process baseline). Target p99 <= 1 ms
@@ -38,6 +41,7 @@ from arbiter.store import Store
 from arbiter.store.trajectory_models import TrajectoryRow, TrajectoryScoreRow
 from arbiter.store.trajectory_repository import save_trajectories
 from arbiter.store.trust_repository import load_breaker, trust_evidence
+from arbiter.store.trust_summary import ensure_summaries
 from arbiter.trust import TrustPolicy, assess
 
 START = datetime(2026, 5, 1, tzinfo=UTC)
@@ -139,15 +143,34 @@ def bench_status(folder: Path, agents: int, runs: int) -> None:
                 .all()
             )
         )
-        seconds, statuses = timed(
-            lambda s=store, t=now: trust_statuses(s, policy=TrustPolicy(), now=t)
-        )
+        built, _ = timed(lambda s=store: ensure_summaries(s))
         print(
-            f"status: {len(statuses):,} agents over {size:,} runs: {seconds:.2f} s "
-            f"(CPU {CPU[-1]:.2f} s) "
-            f"({seconds / bare:.1f}x a bare read of the runs, {bare:.2f} s)"
+            f"  one-time build of the summaries from {size:,} rows: {built:.2f} s "
+            f"(CPU {CPU[-1]:.2f} s)"
+        )
+        rows, _ = timed(
+            lambda s=store, t=now: trust_statuses(s, policy=TrustPolicy(), now=t, from_rows=True)
+        )
+        rows_cpu = CPU[-1]
+        best = []
+        for _ in range(2):
+            seconds, statuses = timed(
+                lambda s=store, t=now: trust_statuses(s, policy=TrustPolicy(), now=t)
+            )
+            best.append((CPU[-1], seconds))
+        cpu, seconds = min(best)
+        print(
+            f"status: {agents_seen(statuses):,} agents over {size:,} runs: {seconds:.2f} s "
+            f"(CPU {cpu:.2f} s, best of 2) "
+            f"({seconds / bare:.1f}x a bare read of the runs, {bare:.2f} s); "
+            f"from the rows: {rows:.2f} s (CPU {rows_cpu:.2f} s), {rows_cpu / cpu:.1f}x the CPU"
         )
         store.close()
+
+
+def agents_seen(statuses: object) -> int:
+    """How many statuses a call gave."""
+    return len(statuses) if isinstance(statuses, list) else 0
 
 
 def bench_breaker(folder: Path, history: int, calls: int) -> None:
@@ -166,7 +189,7 @@ def bench_breaker(folder: Path, history: int, calls: int) -> None:
         passed=True,
         band="healthy",
     )
-    settings = Settings(_env_file=None, trust_webhook_urls="")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, trust_webhook_urls="")
     policy = TrustPolicy(breaker_mode="freeze")
 
     cpu: list[float] = []

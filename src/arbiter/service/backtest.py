@@ -119,6 +119,8 @@ def run_backtest(
     facts = scorer_facts(store, names) if lines else {n: (None, False) for n in names}
     report = BacktestReport(runs=len(rows), truncated=truncated)
     critical = set(current.trust_critical) | set(proposed.trust_critical)
+    # Counted in locals: each += on the pydantic report is a validated setattr.
+    for_a_judge = changing_band = 0
     before: dict[tuple[str | None, str], list[RunEvidence]] = defaultdict(list)
     after: dict[tuple[str | None, str], list[RunEvidence]] = defaultdict(list)
     for seq, run_id, name, owner, at, passed, band in rows:
@@ -135,9 +137,9 @@ def run_backtest(
             for n, p, b, v in found
         ]
         new_band, judged = reband_run(score_facts, lines) if lines else (band, 0)
-        report.scores_for_a_judge += judged
+        for_a_judge += judged
         if lines and new_band != band:
-            report.runs_changing_band += 1
+            changing_band += 1
             if len(report.band_examples) < MAX_EXAMPLES:
                 report.band_examples.append(
                     {"run_id": run_id, "agent": name, "from": band, "to": new_band}
@@ -148,6 +150,7 @@ def run_backtest(
         key = (owner, name)
         before[key].append(RunEvidence(run_id, at, passed, dims_before))
         after[key].append(RunEvidence(run_id, at, new_passed, dims_after))
+    report.scores_for_a_judge, report.runs_changing_band = for_a_judge, changing_band
     report.agents = len(before)
     for key in sorted(before, key=lambda k: (k[1], k[0] or "")):
         owner, name = key

@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
 from arbiter.contract.trust import BreakerMemory, RunEvidence, TrustState
 from arbiter.trust.breaker import breaker_decision
 from arbiter.trust.conduct import columns_of, rates, state_for
@@ -25,12 +28,15 @@ __all__ = [
     "GateOutcome",
     "ScoreFact",
     "band_of",
+    "exact_states",
     "gate_outcome",
     "reband_run",
     "replay_breaker",
+    "replay_states",
 ]
 
 Band = Literal["healthy", "review", "danger"]
+_DAY = 86_400.0
 GateOutcome = Literal["delivered", "annotated", "would_go_to_judge"]
 """What the gate would do with a stored answer under another mode."""
 
@@ -140,30 +146,18 @@ def replay_breaker(
 ) -> BreakerReplay:
     """Replay the breaker over an agent's runs in time order, judging each at its time.
 
-    Each step computes the state exactly as the status does (the same columns, the same
-    element-wise weights and exact sums) over the window ending at that run.
+    Each step's state is the state the status gives over the window ending at that run
+    (the same columns, the same element-wise weights and exact sums): see
+    :func:`replay_states`.
     """
     ordered = sorted((e for e in evidence if e.passed is not None), key=lambda e: (e.at, e.run_id))
     replay = BreakerReplay()
     if not ordered:
         return replay
-    times, passes, dim_passes, dim_decided = columns_of(ordered, frozenset(policy.trust_critical))
+    columns = columns_of(ordered, frozenset(policy.trust_critical))
     memory = BreakerMemory()
     mode = policy.mode_for(agent)
-    window = policy.window_runs
-    for index, item in enumerate(ordered):
-        low = max(0, index + 1 - window)
-        now = float(times[index])
-        high = index + 1
-        score, _gating, _dimension = rates(
-            times[low:high],
-            passes[low:high],
-            dim_passes[low:high],
-            dim_decided[low:high],
-            policy,
-            now,
-        )
-        state = state_for(score, high - low, now, policy, now)
+    for item, state in zip(ordered, replay_states(*columns, policy), strict=True):
         decision = breaker_decision(memory, state, mode)
         memory = decision.memory
         replay.states.append(state)
@@ -172,3 +166,110 @@ def replay_breaker(
         if decision.trip:
             replay.trips.append(item.run_id)
     return replay
+
+
+def exact_states(
+    times: NDArray[np.float64],
+    passes: NDArray[np.float64],
+    dim_passes: NDArray[np.float64],
+    dim_decided: NDArray[np.float64],
+    policy: TrustPolicy,
+) -> list[TrustState]:
+    """The state after each run (columns in time order), each step's window summed
+    exactly (:func:`~arbiter.trust.conduct.rates`): the definition
+    :func:`replay_states` computes faster."""
+    return [
+        _exact_step(times, passes, dim_passes, dim_decided, policy, i) for i in range(len(times))
+    ]
+
+
+def _exact_step(
+    times: NDArray[np.float64],
+    passes: NDArray[np.float64],
+    dim_passes: NDArray[np.float64],
+    dim_decided: NDArray[np.float64],
+    policy: TrustPolicy,
+    index: int,
+) -> TrustState:
+    low, high = max(0, index + 1 - policy.window_runs), index + 1
+    now = float(times[index])
+    score, _gating, _dimension = rates(
+        times[low:high], passes[low:high], dim_passes[low:high], dim_decided[low:high], policy, now
+    )
+    return state_for(score, high - low, now, policy, now)
+
+
+_CELLS = 1 << 21
+"""Window cells (steps x runs) weighed at once by :func:`replay_states`."""
+_TINY = 1e-250
+"""Weights below this may round apart between two evaluations: such a step is summed
+exactly."""
+
+
+def replay_states(
+    times: NDArray[np.float64],
+    passes: NDArray[np.float64],
+    dim_passes: NDArray[np.float64],
+    dim_decided: NDArray[np.float64],
+    policy: TrustPolicy,
+) -> list[TrustState]:
+    """:func:`exact_states`, equal state for state, in a fraction of the time.
+
+    A state only depends on how the step's conduct compares with the floors (and on
+    the window's size). All steps are weighed at once (a steps x window matrix, in
+    chunks) and summed in floating point, whose error is far below ``margin``; a step
+    whose conduct lies within ``margin`` of a floor (or whose weights are so small that
+    they could round to another value) is summed exactly as :func:`exact_states` does.
+    """
+    count = len(times)
+    window = policy.window_runs
+    half_life = policy.half_life_days * _DAY
+    floors = np.array([policy.at_risk_floor, policy.healthy_floor, policy.trusted_floor])
+    margin = 1e-9 + window * 1e-15
+    blend = policy.trust_dim_weight
+    states: list[TrustState] = []
+    back = np.arange(min(window, count))
+    step = max(1, _CELLS // max(1, len(back)))
+    for start in range(0, count, step):
+        index = np.arange(start, min(count, start + step))
+        earlier = index[:, None] - back[None, :]
+        inside = earlier >= 0
+        earlier = np.where(inside, earlier, 0)
+        ages = np.maximum(0.0, times[index][:, None] - times[earlier])
+        weights = np.where(inside, np.power(0.5, ages / half_life), 0.0)
+        total = weights.sum(axis=1)
+        gating = np.minimum(
+            1.0, (weights * passes[earlier]).sum(axis=1) / np.where(total > 0, total, 1.0)
+        )
+        gating = np.where(total > 0, gating, 0.0)
+        decided = (weights * dim_decided[earlier]).sum(axis=1)
+        dimension = np.minimum(
+            1.0, (weights * dim_passes[earlier]).sum(axis=1) / np.where(decided > 0, decided, 1.0)
+        )
+        score = gating
+        if policy.trust_critical:
+            score = np.where(decided > 0, (1.0 - blend) * gating + blend * dimension, gating)
+        smallest = np.where(inside, weights, 1.0).min(axis=1)
+        unsure = (np.abs(score[:, None] - floors[None, :]) <= margin).any(axis=1) | (
+            smallest < _TINY
+        )
+        runs = np.minimum(index + 1, window)
+        for row, at in enumerate(index.tolist()):
+            if unsure[row]:
+                states.append(_exact_step(times, passes, dim_passes, dim_decided, policy, at))
+                continue
+            states.append(_state(float(score[row]), int(runs[row]), policy))
+    return states
+
+
+def _state(score: float, runs: int, policy: TrustPolicy) -> TrustState:
+    """:func:`~arbiter.trust.conduct.state_for` of a step judged at its newest run."""
+    if runs < policy.min_runs_proven:
+        return "provisional"
+    if score < policy.at_risk_floor:
+        return "at_risk"
+    if score < policy.healthy_floor:
+        return "watch"
+    if score < policy.trusted_floor or runs < policy.min_runs_trusted:
+        return "proven"
+    return "trusted"
