@@ -35,3 +35,23 @@ def test_a_trace_file_without_repeats_reads_as_before(tmp_path: Path) -> None:
     file.write_text(_line(0) + "\n" + _line(1) + "\n", encoding="utf-8")
     runs = list(iter_otlp(file))
     assert [run.agent.name for run in runs] == ["support", "support"]
+
+
+def test_a_trace_the_scan_could_not_see_continuing_is_refused(tmp_path: Path) -> None:
+    # Trace 0's second part writes its traceId key escaped: the byte scan for each
+    # trace's last line does not see it there, so trace 0 was handed out after line 1.
+    first = _line(0)
+    hidden = first.replace('"traceId"', '"trace\\u0049d"')
+    file = tmp_path / "t.jsonl"
+    file.write_text(first + "\n" + _line(1) + "\n" + hidden + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"t\.jsonl:3: trace 0+1 continues after the line"):
+        list(iter_otlp(file))
+
+
+def test_a_trace_over_several_lines_is_handed_out_once_whole(tmp_path: Path) -> None:
+    first, second = _line(0), _line(1)
+    file = tmp_path / "t.jsonl"
+    # trace 0's spans again on line 3 (an exporter's retry): one run, read once
+    file.write_text(first + "\n" + second + "\n" + first + "\n", encoding="utf-8")
+    runs = list(iter_otlp(file))
+    assert len(runs) == 2

@@ -39,6 +39,9 @@ __all__ = ["iter_otlp_json_traces"]
 
 _TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
 _BOM = b"\xef\xbb\xbf"
+_HANDED_OUT = -1
+"""The last line of a trace already handed out: its entry of the scan's map is marked so
+(no set of finished traces beside it: one entry a trace, not two)."""
 
 
 def iter_otlp_json_traces(
@@ -65,19 +68,18 @@ def iter_otlp_json_traces(
         yield from _by_trace(spans, logs)
         return
     buffered: OrderedDict[str, tuple[list[Span], list[LogRecord]]] = OrderedDict()
-    finished: set[str] = set()
     untraced: list[LogRecord] = []
     held = 0
     for number, line in _lines(file):
         where = f"{source}:{number}"
         spans, logs = decode_otlp_json(parse_json(line, source=source, line=number), where=where)
         for span in spans:
-            _entry(buffered, finished, span.trace_id, where)[0].append(span)
+            _entry(buffered, last, span.trace_id, where)[0].append(span)
         for log in logs:
             if log.trace_id is None:
                 untraced.append(log)
             else:
-                _entry(buffered, finished, log.trace_id, where)[1].append(log)
+                _entry(buffered, last, log.trace_id, where)[1].append(log)
         held += len(spans) + len(logs)
         if held > MAX_SPANS:
             fail(where, f"more than {MAX_SPANS:,} spans and log records of unfinished traces")
@@ -86,7 +88,7 @@ def iter_otlp_json_traces(
             if last.get(trace_id, 0) > number:
                 break  # the oldest open trace goes on further down: keep the file's order
             del buffered[trace_id]
-            finished.add(trace_id)
+            last[trace_id] = _HANDED_OUT
             held -= len(trace_spans) + len(trace_logs)
             yield trace_spans, trace_logs
     for trace_spans, trace_logs in buffered.values():
@@ -97,13 +99,13 @@ def iter_otlp_json_traces(
 
 def _entry(
     buffered: OrderedDict[str, tuple[list[Span], list[LogRecord]]],
-    finished: set[str],
+    last: dict[str, int],
     trace_id: str,
     where: str,
 ) -> tuple[list[Span], list[LogRecord]]:
     found = buffered.get(trace_id)
     if found is None:
-        if trace_id in finished:
+        if last.get(trace_id) == _HANDED_OUT:
             # The scan saw no later line of this trace: its ids are written in a way the
             # scan does not read (escaped keys). Refused rather than imported in two parts.
             raise InputError(
