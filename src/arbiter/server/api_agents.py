@@ -146,7 +146,8 @@ def app_ingest(
     scoring: Annotated[AgentRunScoring, Depends(app_scoring)],
     formats: Formats,
 ) -> TraceIngest:
-    """The app's OTLP ingest (its buffer of recent traces), made on first use."""
+    """The app's OTLP ingest, made on first use (its buffer of recent traces is in the
+    store, shared by every server process over it)."""
     ingest = getattr(request.app.state, "trace_ingest", None)
     if ingest is None:
         ingest = TraceIngest(store, scoring, formats=formats)
