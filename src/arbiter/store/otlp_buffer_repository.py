@@ -95,10 +95,24 @@ _TOUCH = (
 _RECORD_STORED = (
     update(_TRACES).where(_TRACES.c.id == bindparam("ref")).values(stored=bindparam("ids"))
 )
+# A new trace's row, born touched once; the rows it returns are those it made.
 _INSERTS = {
-    name: dialect.insert(_TRACES).on_conflict_do_nothing()
+    name: dialect.insert(_TRACES)
+    .on_conflict_do_nothing()
+    .returning(_TRACES.c.id, _TRACES.c.trace_id)
     for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """The row of a trace this request made (``version`` 0: no earlier request's)."""
+
+    id: int
+    trace_id: str
+    version: int = 0
+    rejected: str | None = None
+
 
 T = TypeVar("T")
 
@@ -179,16 +193,16 @@ def take_arrivals(
     with store.guard("buffer OTLP spans and log records"), store.engine.begin() as c:
         _delete_traces(c, c.scalars(_STALE, {"deadline": now - max_age_s}).all())
         insert = _INSERTS["postgresql" if c.dialect.name == "postgresql" else "sqlite"]
-        for chunk in _chunks(keys):
-            c.execute(
-                insert,
-                [
-                    {"owner": who, "trace_id": key, "touched": now, "version": 0, "stored": []}
-                    for key in chunk
-                ],
-            )
         found: dict[str, Any] = {}
         for chunk in _chunks(keys):
+            rows: list[dict[str, Any]] = [
+                {"owner": who, "trace_id": key, "touched": now, "version": 1,
+                 "rejected": arrivals[key].reject, "stored": []}
+                for key in chunk
+            ]  # fmt: skip
+            found |= {row.trace_id: _Made(row.id, row.trace_id) for row in c.execute(insert, rows)}
+        older = [key for key in keys if key not in found]  # the rows made before: locked
+        for chunk in _chunks(older):
             locked = c.execute(_LOCK, {"who": who, "keys": list(chunk)}).all()
             found |= {row.trace_id: row for row in locked}
         taken = _add_items(c, arrivals, found, now=now, max_items=max_items)
@@ -244,7 +258,8 @@ def _add_items(
                 if log_key not in logs and len(logs) < max_items:
                     inserts.append(_item(row.id, _LOG, log_key, payload))
                     logs[log_key] = None
-        touches.append({"ref": row.id, "t": now, "v": row.version + 1, "r": reject})
+        if row.version > 0:  # a new row was written touched, with its rejection
+            touches.append({"ref": row.id, "t": now, "v": row.version + 1, "r": reject})
         taken[key] = PendingTrace(
             (row.id, row.version + 1),
             row.rejected,
@@ -255,7 +270,8 @@ def _add_items(
         c.execute(_ADD_ITEMS, inserts)
     if replaced:
         c.execute(_REPLACE_SPAN, replaced)
-    c.execute(_TOUCH, touches)
+    if touches:
+        c.execute(_TOUCH, touches)
     return taken
 
 
