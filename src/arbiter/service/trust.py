@@ -41,16 +41,16 @@ from arbiter.store.trust_repository import (
     add_freeze,
     agent_window,
     append_event,
+    breaker_inputs,
     latest_freeze,
     list_events,
     list_freezes,
-    load_breaker,
     save_breaker,
     standing_freezes,
     trust_evidence,
     window_evidence,
 )
-from arbiter.store.trust_summary import AgentSummary, agent_summaries, agent_summary, run_ids
+from arbiter.store.trust_summary import AgentSummary, agent_summaries, run_ids
 from arbiter.trust import TrustPolicy, assess, breaker_decision, default_policy, load_policy
 from arbiter.trust.assess import status_of
 from arbiter.trust.conduct import conduct_of_columns, window_state
@@ -371,7 +371,7 @@ def _breaker_for(
     telemetry: Telemetry | None = None,
 ) -> BreakerOutcome:
     started = time.perf_counter()
-    summary = agent_summary(store, agent=name, owner=owner)
+    summary, memory = breaker_inputs(store, owner, name)
     if summary is not None and summary.covers(policy.window_runs):
         # The state alone decides; the full status is only built for a trip's event.
         window = policy.window_runs
@@ -383,7 +383,6 @@ def _breaker_for(
             store, agent=name, owner=owner, names=policy.trust_critical, size=policy.window_runs
         )
         state = window_state(*window_columns(rows, frozenset(policy.trust_critical)), policy, now)
-    memory = load_breaker(store, owner, name)
     mode = policy.mode_for(name)
     decision = breaker_decision(memory, state, mode)
     if decision.memory != memory:

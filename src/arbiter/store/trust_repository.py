@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, bindparam, func, select
+from sqlalchemy import ColumnElement, Connection, Table, and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from arbiter.contract.trust import (
@@ -42,6 +42,7 @@ from arbiter.store.trust_models import (
     VoteRow,
     WebhookDeliveryRow,
 )
+from arbiter.store.trust_summary import AgentSummary, ensure_summaries, summary_in
 
 __all__ = [
     "AgentKey",
@@ -51,6 +52,7 @@ __all__ = [
     "agent_window",
     "append_event",
     "backtest_rows",
+    "breaker_inputs",
     "count_unacked",
     "get_event",
     "latest_freeze",
@@ -242,12 +244,27 @@ def add_event_note(
 
 def load_breaker(store: Store, owner: str | None, agent: str) -> BreakerMemory:
     """What the breaker remembers of an agent (nothing yet: a fresh memory)."""
-    values = {"owner_key": owner_key(owner), "agent": agent}
     with store.guard("read the breaker's memory"), store.engine.connect() as connection:
-        row = connection.execute(_breaker_query(), values).first()
+        return _breaker_in(connection, owner, agent)
+
+
+def _breaker_in(connection: Connection, owner: str | None, agent: str) -> BreakerMemory:
+    values = {"owner_key": owner_key(owner), "agent": agent}
+    row = connection.execute(_breaker_query(), values).first()
     if row is None:
         return BreakerMemory()
     return BreakerMemory(in_at_risk=bool(row[0]), trips=int(row[1]))
+
+
+def breaker_inputs(
+    store: Store, owner: str | None, agent: str
+) -> tuple[AgentSummary | None, BreakerMemory]:
+    """The agent's trust summary and what the breaker remembers of it, read on one
+    connection (the breaker's reads on the ingest path)."""
+    ensure_summaries(store)
+    with store.guard("read the breaker's inputs"), store.engine.connect() as connection:
+        summary = summary_in(connection, agent=agent, owner=owner)
+        return summary, _breaker_in(connection, owner, agent)
 
 
 def save_breaker(

@@ -44,6 +44,7 @@ __all__ = [
     "ensure_summaries",
     "micros_of",
     "run_ids",
+    "summary_in",
     "update_summaries",
 ]
 
@@ -439,9 +440,14 @@ def agent_summary(store: Store, *, agent: str, owner: str | None) -> AgentSummar
     """One agent's (of ``owner``) summary, by one prepared statement (the breaker's read
     on the ingest path); None when it has no stored run."""
     ensure_summaries(store)
-    values = {"owner_key": owner or "", "agent": agent}
     with store.guard("read a trust summary"), store.engine.connect() as connection:
-        row = connection.execute(_summary_query(), values).mappings().first()
+        return summary_in(connection, agent=agent, owner=owner)
+
+
+def summary_in(connection: Connection, *, agent: str, owner: str | None) -> AgentSummary | None:
+    """:func:`agent_summary` on an open connection (the store's summaries built)."""
+    values = {"owner_key": owner or "", "agent": agent}
+    row = connection.execute(_summary_query(), values).mappings().first()
     if row is None or int(row["runs"]) <= 0:
         return None
     return _decode(row)
