@@ -234,3 +234,13 @@ def test_ingests_racing_on_one_trace_store_the_run_of_all_its_items(
         assert _tools(run) == ["get_order"]
         assert run.trajectory is not None
         assert run.trajectory.final_answer == "Order 77 has shipped."
+
+
+def test_a_trace_touched_after_the_age_bound_starts_again_empty(store: Store) -> None:
+    _take(store, {A: TraceArrivals(spans={"s1": "1"}, logs={"l1": "a"}, reject="malformed")})
+    within = _take(store, _arrivals({"s2": "2"}, {}), now=59.0)
+    assert within.rejected_before == "malformed"
+    later = _take(store, _arrivals({"s3": "3"}, {}), now=120.5)
+    assert later.rejected_before is None
+    assert later.spans == [("s3", None)]
+    assert later.logs == []

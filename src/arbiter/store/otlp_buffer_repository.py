@@ -6,18 +6,20 @@ that the touched traces hold, and :func:`keep_if_current` stores a trace's runs 
 no later request touched the trace meanwhile. Every server process reads the same rows,
 so any of them pairs any trace.
 
-Bounds, in SQL: traces untouched for ``max_age_s`` are deleted, then, past
-``max_traces``, the least recently touched; a trace keeps at most ``max_items`` spans and
-as many log records (a span sent again replaces its payload, a log record sent again is
-ignored).
+Bounds, in SQL: a trace untouched for ``max_age_s`` starts again empty when it is
+touched, and is deleted at the end of any request after; past ``max_traces`` the least
+recently touched go; a trace keeps at most ``max_items`` spans and as many log records
+(a span sent again replaces its payload, a log record sent again is ignored).
 
-Two processes taking batches of one trace at once: on PostgreSQL each transaction locks
-the trace's row (``SELECT ... FOR UPDATE``, rows in key order, so no two wait on each
-other), and the expiry and eviction skip rows another transaction holds
-(``SKIP LOCKED``); :func:`keep_if_current` holds the rows while the runs are written, so
-an import made from fewer items never lands after one made from more. SQLite has one
-writer at a time and serves one process (``arbiter serve`` refuses more over it), whose
-check and write run without a pause between them.
+Two processes taking batches of one trace at once: on PostgreSQL each transaction makes
+or locks the trace's row (``INSERT ... ON CONFLICT DO NOTHING``, then
+``SELECT ... FOR UPDATE``, each in key order, so no two wait on each other), and
+deletes expired and evicted rows last, skipping those another transaction holds
+(``SKIP LOCKED``), so that nothing waits on a lock it takes while it waits itself;
+:func:`keep_if_current` holds the rows while the runs are written, so an import made
+from fewer items never lands after one made from more. SQLite has one writer at a time
+and serves one process (``arbiter serve`` refuses more over it), whose check and write
+run without a pause between them.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ _STALE = (
     .with_for_update(skip_locked=True)
 )
 _LOCK = (
-    select(_TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.rejected)
+    select(
+        _TRACES.c.id, _TRACES.c.trace_id, _TRACES.c.version, _TRACES.c.rejected, _TRACES.c.touched
+    )
     .where(_TRACES.c.owner == bindparam("who"), _TRACES.c.trace_id.in_(bindparam("keys")))
     .order_by(_TRACES.c.trace_id)
     .with_for_update()
@@ -92,6 +96,11 @@ _TOUCH = (
     .where(_TRACES.c.id == bindparam("ref"))
     .values(touched=bindparam("t"), version=bindparam("v"), rejected=bindparam("r"))
 )
+_RESET = (
+    update(_TRACES)
+    .where(_TRACES.c.id == bindparam("ref"))
+    .values(touched=bindparam("t"), version=bindparam("v"), rejected=bindparam("r"), stored=[])
+)
 _RECORD_STORED = (
     update(_TRACES).where(_TRACES.c.id == bindparam("ref")).values(stored=bindparam("ids"))
 )
@@ -105,13 +114,16 @@ _INSERTS = {
 
 
 @dataclass(frozen=True, slots=True)
-class _Made:
-    """The row of a trace this request made (``version`` 0: no earlier request's)."""
+class _Row:
+    """A touched trace's row as the request found it."""
 
     id: int
     trace_id: str
     version: int = 0
+    """0: the request made it."""
     rejected: str | None = None
+    expired: bool = False
+    """Untouched for the age bound: it starts again empty, as a new trace would."""
 
 
 T = TypeVar("T")
@@ -153,9 +165,14 @@ def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
         yield items[start : start + _CHUNK]
 
 
-def _delete_traces(c: Connection, ids: Sequence[int]) -> None:
+def _drop_items(c: Connection, ids: Sequence[int]) -> None:
     for chunk in _chunks(ids):
         c.execute(_DROP_ITEMS, {"refs": list(chunk)})
+
+
+def _delete_traces(c: Connection, ids: Sequence[int]) -> None:
+    _drop_items(c, ids)
+    for chunk in _chunks(ids):
         c.execute(_DROP_TRACES, {"refs": list(chunk)})
 
 
@@ -190,23 +207,29 @@ def take_arrivals(
         return {}
     who = _owner(owner)
     keys = sorted(arrivals)  # one lock order for every process
+    deadline = now - max_age_s
     with store.guard("buffer OTLP spans and log records"), store.engine.begin() as c:
-        _delete_traces(c, c.scalars(_STALE, {"deadline": now - max_age_s}).all())
         insert = _INSERTS["postgresql" if c.dialect.name == "postgresql" else "sqlite"]
-        found: dict[str, Any] = {}
+        found: dict[str, _Row] = {}
         for chunk in _chunks(keys):
             rows: list[dict[str, Any]] = [
                 {"owner": who, "trace_id": key, "touched": now, "version": 1,
                  "rejected": arrivals[key].reject, "stored": []}
                 for key in chunk
             ]  # fmt: skip
-            found |= {row.trace_id: _Made(row.id, row.trace_id) for row in c.execute(insert, rows)}
+            found |= {row.trace_id: _Row(row.id, row.trace_id) for row in c.execute(insert, rows)}
         older = [key for key in keys if key not in found]  # the rows made before: locked
         for chunk in _chunks(older):
-            locked = c.execute(_LOCK, {"who": who, "keys": list(chunk)}).all()
-            found |= {row.trace_id: row for row in locked}
+            for row in c.execute(_LOCK, {"who": who, "keys": list(chunk)}).all():
+                expired = row.touched <= deadline
+                rejected = None if expired else row.rejected
+                found[row.trace_id] = _Row(row.id, row.trace_id, row.version, rejected, expired)
+        _drop_items(c, [row.id for row in found.values() if row.expired])
         taken = _add_items(c, arrivals, found, now=now, max_items=max_items)
-        # Only a new trace can take the buffer past its bound.
+        # Last, so that no lock taken here is waited on while this request waits for one:
+        # the traces untouched for the age bound, then past the count bound the oldest
+        # (only a new trace can take the buffer past it), neither waiting (SKIP LOCKED).
+        _delete_traces(c, c.scalars(_STALE, {"deadline": deadline}).all())
         fresh = any(row.version == 0 for row in found.values())
         evicted = _evict(c, max_traces) if fresh else set()
         return {key: pending for key, pending in taken.items() if pending.token[0] not in evicted}
@@ -227,7 +250,7 @@ def _held(c: Connection, refs: Sequence[int]) -> _Held:
 def _add_items(
     c: Connection,
     arrivals: Mapping[str, TraceArrivals],
-    found: Mapping[str, Any],
+    found: Mapping[str, _Row],
     *,
     now: float,
     max_items: int,
@@ -235,11 +258,16 @@ def _add_items(
     """Insert the new items (within the bounds), replace resent spans, touch the traces."""
     # What the traces that earlier requests made hold (read once: the rows are locked, so
     # the items inserted below follow them in id order, as a second read would give).
-    older = [row.id for row in found.values() if row.version > 0 and row.rejected is None]
+    older = [
+        row.id
+        for row in found.values()
+        if row.version > 0 and row.rejected is None and not row.expired
+    ]
     held = _held(c, older)
     inserts: list[dict[str, Any]] = []
     replaced: list[dict[str, Any]] = []
     touches: list[dict[str, Any]] = []
+    resets: list[dict[str, Any]] = []
     taken: dict[str, PendingTrace] = {}
     for key, came in arrivals.items():
         row = found[key]
@@ -259,7 +287,8 @@ def _add_items(
                     inserts.append(_item(row.id, _LOG, log_key, payload))
                     logs[log_key] = None
         if row.version > 0:  # a new row was written touched, with its rejection
-            touches.append({"ref": row.id, "t": now, "v": row.version + 1, "r": reject})
+            touch = {"ref": row.id, "t": now, "v": row.version + 1, "r": reject}
+            (resets if row.expired else touches).append(touch)
         taken[key] = PendingTrace(
             (row.id, row.version + 1),
             row.rejected,
@@ -272,6 +301,8 @@ def _add_items(
         c.execute(_REPLACE_SPAN, replaced)
     if touches:
         c.execute(_TOUCH, touches)
+    if resets:  # its earlier runs stay stored, as those of a trace that left the buffer
+        c.execute(_RESET, resets)
     return taken
 
 
