@@ -7,10 +7,9 @@ commands, never at import time.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperOption
@@ -26,9 +25,6 @@ from arbiter.cli.common import (
     out_console,
     progress_bar,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["demo", "run", "runs"]
 
@@ -452,6 +448,8 @@ def demo(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate the bundled transaction-risk screener on its bundled labelled data."""
+    import asyncio
+
     from arbiter.cli.run_steps import finish
     from arbiter.contract import RunConfig
     from arbiter.datasets import load_dataset
