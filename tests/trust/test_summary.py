@@ -252,7 +252,7 @@ def test_the_breaker_decides_from_the_summary(store: Store) -> None:
     # Rows changed around save_trajectories (not a write Arbiter makes) are not seen:
     # the breaker reads the summary, not the runs.
     with store.engine.begin() as connection:
-        connection.execute(text("UPDATE trajectories SET passed = 1"))
+        connection.execute(text("UPDATE trajectories SET passed = TRUE"))
     (outcome,) = asyncio.run(evaluate_breaker(store, bad, owner=None, policy=policy, now=NOW))
     assert (outcome.state, outcome.tripped) == ("at_risk", True)
     assert load_breaker(store, None, "bot").trips == 1

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Connection, Table, and_, bindparam, func, select
+from sqlalchemy import Connection, Table, and_, bindparam, func, select, text
 from sqlalchemy.orm import Session
 
 from arbiter.store.ownership_models import RecordOwnerRow
@@ -60,6 +60,7 @@ _SCORES: Table = TrajectoryScoreRow.__table__  # type: ignore[assignment]
 _OWNERS: Table = RecordOwnerRow.__table__  # type: ignore[assignment]
 _SUMMARIES: Table = TrustAgentSummaryRow.__table__  # type: ignore[assignment]
 _STATE: Table = TrustSummaryStateRow.__table__  # type: ignore[assignment]
+_SUMMARY_LOCK = 0x7472757374  # "trust": the advisory lock of the summaries' writers
 
 AgentKey = tuple[str, str]
 """(owner key, agent): the owner's id or the empty string for nobody."""
@@ -334,6 +335,18 @@ def build_summaries(session: Session) -> int:
     return len(rows)
 
 
+def _serialise(session: Session) -> None:
+    """On PostgreSQL, hold the summaries' advisory lock until the transaction ends.
+
+    Server processes over one store (``serve --workers N``) save runs at once: without
+    it two could both build the summaries of a store made before them, or both insert
+    the first summary of one agent, and one would fail on the primary key. SQLite
+    serialises writers by itself. The lock is taken again by the same transaction at
+    no cost."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SUMMARY_LOCK})
+
+
 def _is_built(connection: Connection | Session) -> bool:
     return (
         connection.execute(select(_STATE.c.key).where(_STATE.c.key == _BUILT)).first() is not None
@@ -346,11 +359,13 @@ def ensure_summaries(store: Store, session: Session | None = None) -> None:
     if store in _BUILT_STORES:
         return
     if session is not None:
+        _serialise(session)
         if not _is_built(session):
             build_summaries(session)
         _BUILT_STORES.add(store)
         return
     with store.guard("build the trust summaries"), store.session() as own, own.begin():
+        _serialise(own)
         if not _is_built(own):
             build_summaries(own)
     _BUILT_STORES.add(store)
@@ -365,6 +380,7 @@ def update_summaries(
     ``added`` in the caller's transaction, after the rows were written: counts change
     by what moved, the kept runs by what was dropped and added; an agent whose kept
     runs lost one that older runs must replace is read again from its rows."""
+    _serialise(session)
     for key in sorted(set(removed) | set(added)):
         gone, fresh = removed.get(key, ()), added.get(key, ())
         row = (
