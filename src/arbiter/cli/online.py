@@ -60,6 +60,17 @@ def score(
             "knows, else a local one started for the batch) \\[default: auto].",
         ),
     ] = None,
+    rate_limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rate-limit",
+            metavar="PROVIDER=N/s",
+            help="At most N judge calls a second (N/min: a minute) to the model provider "
+            "PROVIDER (openai, anthropic, llama_cpp, ...); ',burst=B' lets B start at once "
+            "after a quiet spell, ',concurrency=C' holds it to C calls in flight. On "
+            "--engine ray every worker shares it. Repeatable.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -78,13 +89,14 @@ def score(
         raise InputError(f"{file}: no such file" if not file.exists() else f"{file}: not a file")
     # Everything is validated before the store is opened: bad input writes nothing.
     online_config = OnlineConfig.load(config) if config is not None else OnlineConfig()
-    where = EngineChoice.of(engine, ray_address)
+    where = EngineChoice.of(engine, ray_address, rate_limits=rate_limit or (), calls_system=False)
+    gate = where.gate(None)  # the local engine's limits; a cluster's workers gate their own
     batch_id = new_run_id()
     out_path = out or options.home / "online" / f"{batch_id}.jsonl"
     check_sink_is_not_input(file, out_path)
     telemetry = Telemetry.from_env()
     try:
-        pipeline = online_pipeline(online_config, options, telemetry=telemetry)
+        pipeline = online_pipeline(online_config, options, telemetry=telemetry, gate=gate)
         store = open_store(options)
         try:
             try:
@@ -93,7 +105,7 @@ def score(
                 raise InputError(f"cannot write --out {out_path}: {exc.strerror or exc}") from None
             with (
                 sink,
-                opened_engine(where) as chosen,
+                opened_engine(where, gate=gate) as chosen,
                 progress_bar(f"scoring {file.name}", enabled=not quiet) as progress,
             ):
 

@@ -5,6 +5,10 @@ embedders, vector stores: built-ins and plugins), so an optional extra only matt
 it is configured. Embedders and stores are shared between layers that name the same one;
 every provider, embedder and store calls through its own pooled HTTP client with the
 settings' retries and concurrency limit, and ``OnlinePipeline.aclose`` closes them.
+
+Given a gate (``online score --rate-limit``: a :class:`~arbiter.engines.rate.LocalGate`
+here, a Ray worker's :class:`~arbiter.engines.ray_limits.ClusterGate`), every judge
+call of the chain holds its provider's limits (:class:`GatedJudge`).
 """
 
 from __future__ import annotations
@@ -29,13 +33,21 @@ from arbiter.telemetry import Telemetry
 if TYPE_CHECKING:
     import httpx
 
+    from arbiter.engines.base import CallGate
     from arbiter.judging import Judged, JudgingContext
     from arbiter.online.llm_judge import JudgeVerdict
     from arbiter.providers.registry import ProviderRegistry
     from arbiter.vectors.base import Embedder, VectorStore
     from arbiter.vectors.registry import EmbedderRegistry, VectorStoreRegistry
 
-__all__ = ["Registries", "TracedJudge", "build_pipeline", "evaluate_item", "evaluate_item_sync"]
+__all__ = [
+    "GatedJudge",
+    "Registries",
+    "TracedJudge",
+    "build_pipeline",
+    "evaluate_item",
+    "evaluate_item_sync",
+]
 
 
 class Registries:
@@ -93,6 +105,7 @@ def build_pipeline(
     registries: Registries | None = None,
     layers: Sequence[Layer] = (),
     closers: Sequence[object] = (),
+    gate: CallGate | None = None,
 ) -> OnlinePipeline:
     """Build the pipeline a config describes; only the configured layers are built.
 
@@ -106,6 +119,9 @@ def build_pipeline(
         registries: Where providers, embedders and stores are looked up by name.
         layers: Layers of one's own, after the built-in ones (see ``OnlinePipeline``).
         closers: More backends the pipeline closes with its own (those of ``layers``).
+        gate: What every judge call of the chain passes, by provider name (the shared
+            limits of ``--rate-limit``); None: calls pass at once. The layers of
+            ``layers`` gate their own calls.
 
     Returns:
         A ready pipeline.
@@ -171,7 +187,7 @@ def build_pipeline(
         systems=systems,
         disagreement_timeout=config.disagreement.timeout if config.disagreement else 10.0,
         consistency=consistency,
-        judge_chain=_judge_chain(config, rules, builder, telemetry),
+        judge_chain=_judge_chain(config, rules, builder, telemetry, gate),
         layers=layers,
         anomalous=config.anomalous,
         sample_rate=config.sample_rate,
@@ -249,7 +265,11 @@ class _Builder:
 
 
 def _judge_chain(
-    config: OnlineConfig, rules: HeuristicRules, builder: _Builder, telemetry: Telemetry
+    config: OnlineConfig,
+    rules: HeuristicRules,
+    builder: _Builder,
+    telemetry: Telemetry,
+    gate: CallGate | None = None,
 ) -> JudgeChain | None:
     if not config.judges:
         return None
@@ -270,7 +290,8 @@ def _judge_chain(
             timeout=judge.timeout,
             context=context,
         )
-        judges.append(TracedJudge(llm, telemetry) if telemetry.enabled else llm)
+        traced: ChainJudge = TracedJudge(llm, telemetry) if telemetry.enabled else llm
+        judges.append(traced if gate is None else GatedJudge(traced, judge.provider, gate))
     # JudgeChain asks the factory once per judge, in order: hand each its own settings.
     breakers: Iterator[CircuitBreaker] = iter(
         [CircuitBreaker(j.failure_threshold, j.cooldown_s) for j in config.judges]
@@ -279,6 +300,57 @@ def _judge_chain(
         return JudgeChain(judges, vocabulary=vocabulary, breaker_factory=lambda: next(breakers))
     except ValueError as exc:
         raise InputError(f"judges: {exc}") from None
+
+
+class GatedJudge:
+    """A judge of the chain whose every call first holds ``gate(provider)``: a rate token
+    and, with a provider's concurrency, one of its slots.
+
+    The wait comes before the judge's own timeout starts, so neither that timeout nor
+    the judge's circuit breaker counts it: a call held back by the limit is not the
+    provider's failure. What bounds the wait is the item's budget (an item cut off by
+    it is counted as cut off, the judge neither blamed nor credited).
+
+    Args:
+        judge: The judge to wrap.
+        provider: The name of the provider it calls (the limit's name).
+        gate: The shared limits.
+    """
+
+    def __init__(self, judge: ChainJudge, provider: str, gate: CallGate) -> None:
+        self._judge = judge
+        self.provider = provider
+        self._gate = gate
+
+    @property
+    def name(self) -> str:
+        """The wrapped judge's name."""
+        return self._judge.name
+
+    @property
+    def timeout(self) -> float:
+        """The wrapped judge's timeout (of its call, the wait excluded)."""
+        return self._judge.timeout
+
+    @property
+    def reports_calls(self) -> bool:
+        """Whether the wrapped judge asks through the judging layer (see ``judged``)."""
+        return bool(getattr(self._judge, "reports_calls", False))
+
+    async def judged(self, prediction: Prediction, context: str | None) -> Judged[JudgeVerdict]:
+        """The wrapped judge's answer and call record, once the gate lets the call through."""
+        reporting = getattr(self._judge, "judged", None)
+        if not self.reports_calls or not callable(reporting):
+            raise TypeError(f"judge {self.name!r} does not report its calls")
+        async with self._gate(self.provider):
+            judged: Judged[JudgeVerdict] = await reporting(prediction, context)
+            return judged
+
+    async def verdict(self, prediction: Prediction, context: str | None) -> str:
+        """The wrapped judge's verdict, once the gate lets the call through (a judge that
+        does not report its calls is bounded by the chain, the wait included)."""
+        async with self._gate(self.provider):
+            return await self._judge.verdict(prediction, context)
 
 
 class TracedJudge:

@@ -58,10 +58,16 @@ _RATE = re.compile(r"^(?:(?P<name>[A-Za-z0-9_.:-]+)=)?(?P<n>[0-9]*\.?[0-9]+)/(?P
 
 
 def parse_rate_limits(
-    values: Sequence[str], *, where: str = "--rate-limit"
+    values: Sequence[str], *, where: str = "--rate-limit", calls_system: bool = True
 ) -> dict[str, CallLimit]:
     """Rate limits as written (:data:`RATE_LIMIT_FORM`), by name: :data:`SYSTEM` for the
     run's system, else a model provider's name (``openai``, ``llama_cpp``).
+
+    Args:
+        values: The limits as written.
+        where: The option or key they were given as (errors name it).
+        calls_system: False for a command that calls no system under test (``online
+            score``): a limit without ``NAME=`` would limit nothing, so it is refused.
 
     Examples:
         >>> parse_rate_limits(["20/s", "openai=600/min,burst=5"])
@@ -69,7 +75,8 @@ def parse_rate_limits(
 'openai': CallLimit(concurrency=None, per_second=10.0, burst=5)}
 
     Raises:
-        InputError: A value not of that form, a number out of range, or a name twice.
+        InputError: A value not of that form, a number out of range, a name twice, or a
+            system's limit for a command that calls none.
     """
     limits: dict[str, CallLimit] = {}
     for value in values:
@@ -87,6 +94,11 @@ def parse_rate_limits(
             raise InputError(f"{where} {value!r}: expected {RATE_LIMIT_FORM} (e.g. 20/s)")
         rate = float(found["n"]) / (60.0 if found["per"] == "min" else 1.0)
         name = found["name"] or SYSTEM
+        if name == SYSTEM and not calls_system:
+            raise InputError(
+                f"{where} {value!r}: this command calls no system under test; name the "
+                "model provider its limit is for (e.g. openai=20/s)"
+            )
         try:
             limit = CallLimit(
                 concurrency=options.get("concurrency"),
@@ -143,14 +155,23 @@ class EngineChoice:
         *,
         where: str = "--engine",
         rate_limits: Sequence[str] = (),
+        calls_system: bool = True,
     ) -> EngineChoice:
         """A choice from options; ``--ray-address`` without ``--engine ray`` is refused.
+
+        Args:
+            name: ``local``, ``ray`` or None (local).
+            ray_address: With ``ray``: the cluster's address; None: ``auto``.
+            where: The option the engine was given as.
+            rate_limits: ``--rate-limit`` values (:func:`parse_rate_limits`).
+            calls_system: False when the command calls no system under test: a limit
+                without ``NAME=`` is then refused (see :func:`parse_rate_limits`).
 
         Raises:
             InputError: An unknown engine, a Ray address for the local engine, or a rate
                 limit not as :func:`parse_rate_limits` reads them.
         """
-        limits = tuple(parse_rate_limits(rate_limits).items())
+        limits = tuple(parse_rate_limits(rate_limits, calls_system=calls_system).items())
         chosen = name or "local"
         if chosen not in ENGINE_NAMES:
             raise InputError(f"{where} {chosen!r}: expected one of {', '.join(ENGINE_NAMES)}")

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import httpx
 
     from arbiter.config import Settings
+    from arbiter.engines.base import CallGate
 
 __all__ = ["OnlineJudges", "judge_panel_layer", "online_judges", "online_pipeline"]
 
@@ -119,6 +120,7 @@ def online_pipeline(
     transport: httpx.AsyncBaseTransport | None = None,
     context: ScoringContext | None = None,
     scorers: TrajectoryScorers | None = None,
+    gate: CallGate | None = None,
 ) -> OnlinePipeline:
     """A config's online pipeline, its ``judge_panel`` included when it has one.
 
@@ -134,15 +136,27 @@ def online_pipeline(
         context: Where the judges' models come from; None: one built from ``settings``
             with the model-call cache, closed with the pipeline.
         scorers: The deterministic trajectory scorers; None: the registry's.
+        gate: What every model call of the judges passes, by provider name (``online
+            score --rate-limit``: a :class:`~arbiter.engines.rate.LocalGate` here, a
+            Ray worker's cluster-wide gate); None: calls pass at once. A ``context``
+            given is used as it is (its own gate).
 
     Raises:
-        InputError: ``config`` names something that cannot be built.
+        InputError: ``config`` names something that cannot be built; with a ``gate``,
+            a config with both a ``judge_panel`` and a judge chain (``judges``), whose
+            chain the agent pipeline cannot gate yet.
     """
     config = config or OnlineConfig()
     if config.judge_panel is None:
-        return build_pipeline(config, settings, telemetry=telemetry, transport=transport)
+        return build_pipeline(config, settings, telemetry=telemetry, transport=transport, gate=gate)
+    if gate is not None and config.judges:
+        # agent_pipeline builds the chain without a gate: its calls would pass the limit.
+        raise InputError(
+            "judges: a rate limit holds the judge_panel's calls but not a judge chain "
+            "beside it yet; drop 'judges' or the rate limit"
+        )
     owned = context is None
-    context = context or ScoringContext(settings=settings)
+    context = context or ScoringContext(settings=settings, gate=gate)
     layer = judge_panel_layer(config.judge_panel, context=context)
     return agent_pipeline(
         config,
