@@ -70,12 +70,66 @@ def _timed(run: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-def cpu_bound(n: int) -> dict[str, Any]:
-    """(a): the same scoring on local, Ray x1, Ray x2."""
+class BeforeWork:
+    """The agent work as it was before it shipped less (kept to compare, ``--before``):
+    each run sent whole (the pydantic trajectory and the importer's scores, pickled by
+    Ray), each run's case and scores sent back as objects."""
+
+    def __init__(self, scorers: Any, *, specs: Any) -> None:
+        self.scorers, self.specs = scorers, list(specs)
+
+    @property
+    def concurrency(self) -> int:
+        return 1
+
+    @property
+    def limit_key(self) -> str | None:
+        return None
+
+    def key(self, item: Any) -> str:
+        from arbiter.service.agent_work import run_key
+
+        return run_key(item[1])
+
+    def portable(self) -> BeforeWork:
+        return BeforeWork(None, specs=self.specs)
+
+    def limited(self, concurrency: int) -> BeforeWork:
+        return self
+
+    async def run(self, items: Any, emit: Any) -> None:
+        from arbiter.service.agents import score_runs
+        from arbiter.service.scoring import scorer_registry
+
+        scorers = self.scorers or scorer_registry().build_all(self.specs)
+        for index, run in items:
+            (scored,) = await score_runs([run], scorers)
+            await emit((index, scored.example, scored.scores))
+
+
+async def score_before(engine: Any, runs: Any, scorers: Any) -> Any:
+    """``score_agent_runs_on`` as it was: :class:`BeforeWork`, then the same report."""
+    from arbiter.service.agents import ScoredRun, summarize
+
+    found: list[Any] = [None] * len(runs)
+
+    async def keep(item: Any) -> None:
+        index, example, scores = item
+        run = runs[index]
+        found[index] = ScoredRun(run=run, example=example, imported=list(run.scores), scores=scores)
+
+    work = BeforeWork(scorers, specs=[s.spec for s in scorers])
+    await engine.run(work, enumerate(runs), keep)
+    return summarize(found, scorers)
+
+
+def cpu_bound(n: int, *, before: bool = False, repeat: int = 1) -> dict[str, Any]:
+    """(a): the same scoring on local, Ray x1, Ray x2 (each the best of ``repeat``);
+    with ``before``, the work as it was beside it, on the same clusters, alternately."""
     from trajectory_speed import build_scorers, write_traces
 
     from arbiter.engines.local import LocalEngine
-    from arbiter.service.agent_work import AgentScoreWork
+    from arbiter.service.agent_work import score_agent_runs_on
     from arbiter.trajectories.loader import load_runs
 
     folder = Path(tempfile.mkdtemp(prefix="engine-scale-"))
@@ -83,31 +137,37 @@ def cpu_bound(n: int) -> dict[str, Any]:
     write_traces(path, n)
     runs = load_runs([path])
     scorers, _ = build_scorers()
-    work = AgentScoreWork(scorers, specs=[s.spec for s in scorers])
 
-    def on(engine: Any) -> Callable[[], Awaitable[int]]:
-        async def go() -> int:
-            count = 0
+    def now(engine: Any) -> Callable[[], Awaitable[Any]]:
+        return lambda: score_agent_runs_on(engine, runs, scorers)
 
-            async def keep(item: Any) -> None:
-                nonlocal count
-                count += 1
+    def then(engine: Any) -> Callable[[], Awaitable[Any]]:
+        return lambda: score_before(engine, runs, scorers)
 
-            await engine.run(work, enumerate(runs), keep)
-            return count
+    def best(run: Callable[[], Awaitable[Any]]) -> tuple[float, str]:
+        times, report = [], None
+        for _ in range(repeat):
+            seconds, report = _timed(run)
+            times.append(seconds)
+        assert report is not None
+        assert report.n_trajectories == len(runs)
+        document = report.to_json()
+        return min(times), json.dumps(document, sort_keys=True)
 
-        return go
-
-    figures: dict[str, Any] = {"n": len(runs), "scorers": len(scorers)}
-    figures["local_s"], done = _timed(on(LocalEngine()))
-    assert done == len(runs)
+    figures: dict[str, Any] = {"n": len(runs), "scorers": len(scorers), "before": before}
+    figures["local_s"], expected = best(now(LocalEngine()))
+    same = True
     for cpus in (1, 2):
         engine = _ray_engine(cpus)
         try:
-            figures[f"ray{cpus}_s"], done = _timed(on(engine))
-            assert done == len(runs)
+            if before:
+                figures[f"ray{cpus}_before_s"], report = best(then(engine))
+                same = same and report == expected
+            figures[f"ray{cpus}_s"], report = best(now(engine))
+            same = same and report == expected
         finally:
             engine.close()
+    figures["same_report"] = same
     figures["overhead"] = figures["ray1_s"] / figures["local_s"]
     figures["speedup"] = figures["local_s"] / figures["ray2_s"]
     return figures
@@ -225,13 +285,39 @@ def _mark(ok: bool) -> str:
 
 def _print_cpu(a: dict[str, Any]) -> None:
     print(f"(a) CPU-bound: {a['n']} agent runs, {a['scorers']} trajectory scorers")
-    print(f"  local        {a['local_s']:7.2f} s   {a['n'] / a['local_s']:8.0f} runs/s")
-    print(f"  ray, 1 CPU   {a['ray1_s']:7.2f} s   {a['n'] / a['ray1_s']:8.0f} runs/s   "
+    n, local = a["n"], a["local_s"]
+    print(f"  local        {local:7.2f} s   {n / local:8.0f} runs/s")
+    if a["before"]:
+        print(f"  ray, 1 CPU   {a['ray1_before_s']:7.2f} s   {n / a['ray1_before_s']:8.0f} runs/s"
+              f"   overhead {a['ray1_before_s'] / local:.2f}x (the work before)")  # fmt: skip
+    print(f"  ray, 1 CPU   {a['ray1_s']:7.2f} s   {n / a['ray1_s']:8.0f} runs/s   "
           f"overhead {a['overhead']:.2f}x (target <= {OVERHEAD_TARGET}x: "
           f"{_mark(a['overhead'] <= OVERHEAD_TARGET)})")  # fmt: skip
-    print(f"  ray, 2 CPUs  {a['ray2_s']:7.2f} s   {a['n'] / a['ray2_s']:8.0f} runs/s   "
+    if a["before"]:
+        print(f"  ray, 2 CPUs  {a['ray2_before_s']:7.2f} s   {n / a['ray2_before_s']:8.0f} runs/s"
+              f"   speed-up {local / a['ray2_before_s']:.2f}x (the work before)")  # fmt: skip
+    print(f"  ray, 2 CPUs  {a['ray2_s']:7.2f} s   {n / a['ray2_s']:8.0f} runs/s   "
           f"speed-up {a['speedup']:.2f}x (target >= {SPEEDUP_TARGET}x: "
           f"{_mark(a['speedup'] >= SPEEDUP_TARGET)})")  # fmt: skip
+    print(f"  the same report on every engine: {'yes' if a['same_report'] else 'NO'}")
+
+
+def _print_io(n: int) -> None:
+    from arbiter.engines.local import LocalEngine
+
+    print(f"(b) I/O-bound: {n} examples, HTTP 50 ms, concurrency {IO_CONCURRENCY}")
+    here = io_bound(n, LocalEngine())
+    print(f"  local        {here['seconds']:7.2f} s   ideal {here['ideal_s']:.2f} s   "
+          f"{here['ratio']:.2f}x ideal (this machine's own bound: the service, the client "
+          f"and the store share its cores)")  # fmt: skip
+    engine = _ray_engine(2)
+    try:
+        b = io_bound(n, engine)
+    finally:
+        engine.close()
+    print(f"  ray, 2 CPUs  {b['seconds']:7.2f} s   {b['seconds'] / here['seconds']:.2f}x local   "
+          f"{b['ratio']:.2f}x ideal (target <= {IO_TARGET}x: {_mark(b['ratio'] <= IO_TARGET)}); "
+          f"{b['done']} stored, error rate {b['errors']:.3f}")  # fmt: skip
 
 
 def main() -> int:
@@ -240,32 +326,32 @@ def main() -> int:
     parser.add_argument("--big", type=int, default=BIG_N, help="examples of the big run")
     parser.add_argument("--skip-big", action="store_true", help="leave out (c)")
     parser.add_argument("--skip-cpu", action="store_true", help="leave out (a)")
+    parser.add_argument("--skip-io", action="store_true", help="leave out (b)")
+    parser.add_argument("--cpu-n", type=int, default=CPU_N, help="agent runs of (a)")
+    parser.add_argument("--before", action="store_true", help="(a) also as the work was")
+    parser.add_argument("--repeat", type=int, default=1, help="(a): the best of N runs each")
+    parser.add_argument(
+        "--default-gc", action="store_true", help="keep Python's collector thresholds"
+    )
     parser.add_argument("--big-child", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.big_child:
         big_child(options.big_child)
         return 0
     scale = 10 if options.quick else 1
-    print(f"engine_scale: {platform.python_version()}, {os.cpu_count()} CPUs")
+    if not options.default_gc:
+        from arbiter.cli.main import tune_gc
+
+        tune_gc()  # what the arbiter command does at start
+    print(f"engine_scale: {platform.python_version()}, {os.cpu_count()} CPUs, "
+          f"load {Path('/proc/loadavg').read_text().split()[0]}")  # fmt: skip
 
     if not options.skip_cpu:
-        _print_cpu(cpu_bound(CPU_N // scale))
+        a = cpu_bound(options.cpu_n // scale, before=options.before, repeat=options.repeat)
+        _print_cpu(a)
 
-    print(f"(b) I/O-bound: {IO_N // scale} examples, HTTP 50 ms, concurrency {IO_CONCURRENCY}")
-    from arbiter.engines.local import LocalEngine
-
-    here = io_bound(IO_N // scale, LocalEngine())
-    print(f"  local        {here['seconds']:7.2f} s   ideal {here['ideal_s']:.2f} s   "
-          f"{here['ratio']:.2f}x ideal (this machine's own bound: the service, the client "
-          f"and the store share its cores)")  # fmt: skip
-    engine = _ray_engine(2)
-    try:
-        b = io_bound(IO_N // scale, engine)
-    finally:
-        engine.close()
-    print(f"  ray, 2 CPUs  {b['seconds']:7.2f} s   {b['seconds'] / here['seconds']:.2f}x local   "
-          f"{b['ratio']:.2f}x ideal (target <= {IO_TARGET}x: {_mark(b['ratio'] <= IO_TARGET)}); "
-          f"{b['done']} stored, error rate {b['errors']:.3f}")  # fmt: skip
+    if not options.skip_io:
+        _print_io(IO_N // scale)
 
     if not options.skip_big:
         n = options.big // scale

@@ -1,34 +1,150 @@
-"""Imported agent runs as an engine's work (``arbiter agent score --engine``)."""
+"""Imported agent runs as an engine's work (``arbiter agent score --engine``).
+
+On a cluster, what a run costs to send and to send back is set beside what it costs to
+score (about a millisecond with every trajectory scorer). So the work ships little:
+
+- to a worker, each run goes as one ``bytes`` value: only what scoring reads of it (its
+  case id, assertions, trajectory and flow), pickled by the driver and read back by the
+  worker with the collector paused (every object read is alive until the batch ends,
+  and the collector's passes over that growing heap cost more than the reading itself);
+  the run's imported scores and repairs stay with the driver;
+- back, each run's scores only (the driver makes the case again from the run, as the
+  worker did), with alike scores of one batch made one object, so a batch's results
+  travel as a few distinct scores and, per run, references to them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+import gc
+import pickle
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from arbiter.contract import AgentCase, ScorerSpec
+from arbiter.contract import AgentCase, Score, ScorerSpec
 from arbiter.engines.base import Engine
 from arbiter.errors import EngineError
 from arbiter.scoring.base import BuiltScorer
 from arbiter.trajectories.loader import ImportedRun
 
 if TYPE_CHECKING:
-    from arbiter.contract import Example, Score
     from arbiter.service.agents import AgentScoreReport, GateOn, ScoredRun
     from arbiter.store import Store
     from arbiter.telemetry import Telemetry
 
-__all__ = ["AgentScoreWork", "score_agent_runs_on"]
+__all__ = ["AgentScoreWork", "SentRun", "run_key", "score_agent_runs_on", "sent_run"]
 
 
-Scored = tuple[int, "Example", list["Score"]]
-"""An agent run's position among the runs given, the case it was scored against, and
-its scores: the run itself stays with the driver (it is not sent back)."""
+SentRun = tuple[int, str, bytes]
+"""An agent run as it travels to a worker: its position among the runs given, its
+stable id (:func:`run_key`), and what scoring reads of it, pickled (:func:`sent_run`)."""
+
+Scored = tuple[int, list[Score]]
+"""An agent run's position among the runs given and its scores, in scorer order: the
+run and its case stay with the driver (they are not sent back)."""
+
+
+def run_key(run: ImportedRun) -> str:
+    """The run's trace id and first span, else its case id and repetition."""
+    subject = run.trajectory or run.flow
+    source = subject.source if subject is not None else None
+    if source is not None and source.trace_id:
+        return f"{source.trace_id}/{source.span_ids[0] if source.span_ids else ''}"
+    return f"{run.case_id}/{run.repetition}"
+
+
+def sent_run(index: int, run: ImportedRun) -> SentRun:
+    """The run at ``index`` as it travels to a worker (see :data:`SentRun`).
+
+    Pickled rather than dumped as JSON: JSON would turn a NaN of a tool's result into
+    null, and reading a trajectory from JSON validates it again, which costs more than
+    unpickling it.
+    """
+    read = (run.case_id, run.repetition, run.assertions, run.trajectory, run.flow)
+    return index, run_key(run), pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _received(items: Iterable[SentRun]) -> list[tuple[int, ImportedRun]]:
+    """The runs of a batch as a worker reads them back: what scoring needs of each.
+
+    Read with the collector paused, then set aside from it (:func:`gc.freeze`) until
+    :func:`_released`: they are all alive until the batch ends, and its passes over
+    them would cost as much as reading them.
+    """
+    with _collector_paused():
+        received = []
+        for index, _, payload in items:
+            case_id, repetition, assertions, trajectory, flow = pickle.loads(payload)
+            run = ImportedRun(
+                trajectory=trajectory,
+                flow=flow,
+                case_id=case_id,
+                repetition=repetition,
+                assertions=assertions,
+            )
+            received.append((index, run))
+        gc.freeze()
+    return received
+
+
+def _released() -> None:
+    """The objects :func:`_received` set aside, given back to the collector."""
+    gc.unfreeze()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while a batch is read: everything it makes stays alive,
+    and the collector's passes over the growing heap cost four times the reading."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+_SCORE_JSON = Score.__pydantic_serializer__
+
+
+class _Alike:
+    """The scores of one batch, alike ones made one object, so that they travel once
+    (pickle sends an object met again as a reference to the first).
+
+    Alike is exact: the same JSON (which tells ``1`` from ``1.0`` and ``True``, ``-0.0``
+    from ``0.0``, and keeps the order of keys), the same fields set by the scorer, and
+    equal as objects (which tells a NaN from None, a tuple from a list). A score that
+    has no JSON travels alone.
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[bytes, frozenset[str]], Score] = {}
+
+    def shared(self, scores: list[Score]) -> list[Score]:
+        """``scores``, each replaced by the first alike score of the batch, if any."""
+        seen, to_json = self.seen, _SCORE_JSON.to_json
+        kept = []
+        for score in scores:
+            if type(score) is Score:
+                try:
+                    key = (to_json(score, warnings=False), frozenset(score.model_fields_set))
+                except Exception:  # a value with no JSON: never alike another
+                    kept.append(score)
+                    continue
+                first = seen.setdefault(key, score)
+                # Scores of one class with the same fields set: their values decide.
+                if first is not score and first.__dict__ == score.__dict__:
+                    score = first
+            kept.append(score)
+        return kept
 
 
 class AgentScoreWork:
-    """Imported agent runs as an engine's work: each run scored by every trajectory
-    scorer (:func:`~arbiter.service.agents.score_runs`, the code ``agent score`` always
-    ran). A run's stable id is its trace id and first span, else its case and repetition."""
+    """Imported agent runs as an engine's work: each run (a :data:`SentRun`) scored by
+    every trajectory scorer, as :func:`~arbiter.service.agents.score_runs` scores it (the
+    code ``agent score`` always ran), its scores emitted with its position. A run's
+    stable id is its trace id and first span, else its case and repetition."""
 
     def __init__(
         self,
@@ -49,14 +165,9 @@ class AgentScoreWork:
         """No system is called: no shared pool."""
         return None
 
-    def key(self, item: tuple[int, ImportedRun]) -> str:
-        """The run's trace id and first span, else its case id and repetition."""
-        run = item[1]
-        subject = run.trajectory or run.flow
-        source = subject.source if subject is not None else None
-        if source is not None and source.trace_id:
-            return f"{source.trace_id}/{source.span_ids[0] if source.span_ids else ''}"
-        return f"{run.case_id}/{run.repetition}"
+    def key(self, item: SentRun) -> str:
+        """The run's stable id, as :func:`sent_run` took it."""
+        return item[1]
 
     def portable(self) -> AgentScoreWork:
         """The work without its built scorers, rebuilt in the worker from their specs."""
@@ -67,17 +178,21 @@ class AgentScoreWork:
         return self
 
     async def run(
-        self,
-        items: Iterable[tuple[int, ImportedRun]],
-        emit: Callable[[Scored], Awaitable[None]],
+        self, items: Iterable[SentRun], emit: Callable[[Scored], Awaitable[None]]
     ) -> None:
-        """Score every run, awaiting ``emit`` with its position and scores."""
+        """Score every run, awaiting ``emit`` with its position and scores (alike scores
+        of these runs are one object)."""
         from arbiter.service.agents import score_runs
 
         scorers = self.scorers if self.scorers is not None else _built(self.specs)
-        for index, run in items:
-            (scored,) = await score_runs([run], scorers, cases=self.cases)
-            await emit((index, scored.example, scored.scores))
+        alike = _Alike()
+        received = _received(items)
+        try:
+            for index, run in received:
+                (scored,) = await score_runs([run], scorers, cases=self.cases)
+                await emit((index, alike.shared(scored.scores)))
+        finally:
+            _released()
 
 
 async def score_agent_runs_on(
@@ -95,9 +210,16 @@ async def score_agent_runs_on(
     ``engine``: the same scores and the same report, whichever engine scored them.
 
     The report lists runs in the order given, however the engine ordered their scoring;
-    with a ``store``, the driver stores them (the workers never write).
+    with a ``store``, the driver stores them (the workers never write). Alike scores of
+    runs scored in one batch may be one object.
     """
-    from arbiter.service.agents import ScoredRun, score_agent_runs, store_scored_runs, summarize
+    from arbiter.service.agents import (
+        ScoredRun,
+        example_of,
+        score_agent_runs,
+        store_scored_runs,
+        summarize,
+    )
 
     if engine.name == "local":
         return await score_agent_runs(
@@ -111,13 +233,19 @@ async def score_agent_runs_on(
         )
     work = AgentScoreWork(scorers, specs=[s.spec for s in scorers], cases=cases)
     found: list[ScoredRun | None] = [None] * len(runs)
+    by_id = dict(cases or {})
 
     async def keep(item: Scored) -> None:
-        index, example, scores = item
+        index, scores = item
         run = runs[index]
+        example = example_of(run, by_id.get(run.case_id))
         found[index] = ScoredRun(run=run, example=example, imported=list(run.scores), scores=scores)
 
-    await engine.run(work, enumerate(runs), keep)
+    # A generator, not a list: each run is pickled as its bucket takes it, so the first
+    # batches leave while the rest are made, and the engine grows its batches as a
+    # stream's (the first ones small, so the workers start at once).
+    sent = (sent_run(index, run) for index, run in enumerate(runs))
+    await engine.run(work, sent, keep)
     scored = [s for s in found if s is not None]
     if len(scored) != len(runs):  # an engine emits every result once: a bug, not input
         raise EngineError(f"the engine returned {len(scored)} of {len(runs)} scored runs")
