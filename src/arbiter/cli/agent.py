@@ -285,17 +285,29 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     engine: EngineOption = None,
     ray_address: RayAddressOption = None,
+    rate_limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rate-limit",
+            metavar="[PROVIDER=]N/s",
+            help="At most N calls a second (N/min: a minute) to the executor, or with "
+            "PROVIDER= model calls to that provider (openai, anthropic, llama_cpp, ...); "
+            "',burst=B' lets B start at once after a quiet spell, ',concurrency=C' holds a "
+            "provider to C calls in flight. On --engine ray every worker shares it. "
+            "Repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Run agent cases k times through an executor: stored, resumable, gated."""
     from arbiter.cli.common import open_store, progress_bar
     from arbiter.cli.render_run import render_gate, report_renderable
     from arbiter.contract import RunGate
     from arbiter.errors import GateFailed, Interrupted
-    from arbiter.service.agents_run import agent_gate, run_agent_cases
+    from arbiter.service.agents_run import agent_gate, agent_system_name, run_agent_cases
     from arbiter.service.engines import EngineChoice, opened_engine
     from arbiter.telemetry import Telemetry
 
-    engine_choice = EngineChoice.of(engine, ray_address)
+    engine_choice = EngineChoice.of(engine, ray_address, rate_limits=rate_limit or ())
 
     floors = {"min_accuracy": min_pass_rate, "min_pass_k": min_pass_k, "baseline": baseline}
     checks = run_checks(max_error_rate, max_undecided_rate, min_decided)
@@ -310,8 +322,18 @@ def run(
     telemetry = Telemetry.from_env()
     store = open_store()
     try:
+        # The limits' name of the executor's calls, as `arbiter run` names its system's.
+        system = (
+            agent_system_name(executor, store=store, resume=resume)
+            if engine_choice.rate_limits
+            else None
+        )
+        call_gate = engine_choice.gate(system)
         label = resume or (cases.name if cases is not None else "agent run")
-        with opened_engine(engine_choice) as chosen, progress_bar(label, enabled=not quiet) as bar:
+        with (
+            opened_engine(engine_choice, system=system, gate=call_gate) as chosen,
+            progress_bar(label, enabled=not quiet) as bar,
+        ):
             try:
                 report = asyncio.run(
                     run_agent_cases(
@@ -330,6 +352,7 @@ def run(
                         on_start=on_start,
                         telemetry=telemetry,
                         engine=chosen,
+                        call_gate=call_gate,
                     )
                 )
             except KeyboardInterrupt:

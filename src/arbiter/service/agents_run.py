@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arbiter.contract import Example, Report, RunConfig, RunGate, ScorerSpec
-from arbiter.engines.base import Engine
+from arbiter.engines.base import CallGate, Engine
 from arbiter.errors import InputError
 from arbiter.harness.gate import GateResult
 from arbiter.harness.runner import ProgressCallback, RunParts, resume_eval_async, stored_scorers
@@ -55,6 +55,7 @@ __all__ = [
     "AgentScorerChoice",
     "agent_gate",
     "agent_scorers",
+    "agent_system_name",
     "run_agent_cases",
 ]
 
@@ -139,6 +140,7 @@ async def run_agent_cases(
     on_start: Callable[[str], None] | None = None,
     telemetry: Telemetry | None = None,
     engine: Engine | None = None,
+    call_gate: CallGate | None = None,
 ) -> Report:
     """Run every case of a case file ``k`` times through an executor, or resume such a run.
 
@@ -175,7 +177,11 @@ async def run_agent_cases(
         on_start: Called with the run id once it is stored.
         telemetry: Where the run's span and figures go.
         engine: Where the cases run (:mod:`arbiter.service.engines`); None: here. On
-            Ray, each worker builds the executor again from its description.
+            Ray, each worker builds the executor again from its description. Its limits
+            (``--rate-limit``) hold every call to the executor, under
+            :func:`agent_system_name`.
+        call_gate: On the local engine, the engine's gate, which the scorers' model
+            calls then pass too (on Ray each worker's scorers are built with its own).
 
     Returns:
         The harness's report (``run_id`` set when stored).
@@ -203,6 +209,7 @@ async def run_agent_cases(
             progress=progress,
             telemetry=telemetry,
             engine=engine,
+            call_gate=call_gate,
         )
     if cases_path is None or executor is None:
         raise InputError("an agent run needs a case file and an executor (or a run to resume)")
@@ -222,7 +229,8 @@ async def run_agent_cases(
         seed=seed,
         gate=gate,
     )
-    built = build_scorers(specs, registry=registry, context=ScoringContext(use_cache=False))
+    context = ScoringContext(use_cache=False, gate=call_gate)
+    built = build_scorers(specs, registry=registry, context=context)
     parts = _parts(engine, system, [s.spec for s in built], use_cache=False)
     return await start_run(
         system,
@@ -250,6 +258,29 @@ def _parts(
     from arbiter.service.engines import agent_run_parts
 
     return agent_run_parts(system.describe(), specs, use_cache=use_cache)
+
+
+def agent_system_name(
+    executor: str | AgentExecutor | None,
+    *,
+    store: Store | None = None,
+    resume: str | None = None,
+) -> str:
+    """The name an agent run's executor calls are limited under (a ``--rate-limit``
+    without ``NAME=``): the short description of the system it runs, as the report's
+    ``system`` line shows it; on a resume without an executor, the stored run's.
+
+    Raises:
+        InputError: A bad executor spec, or neither an executor nor a run to resume.
+        StoreError: The run to resume does not exist.
+    """
+    from arbiter.harness.describe import describe_system_short
+
+    if executor is not None:
+        return describe_system_short(AgentSystem(_executor(executor)).describe())
+    if store is None or resume is None:
+        raise InputError("an agent run needs a case file and an executor (or a run to resume)")
+    return describe_system_short(store.get_run(resume).system)
 
 
 def agent_gate(store: Store, report: Report) -> GateResult | None:
@@ -298,6 +329,7 @@ async def _resume(
     progress: ProgressCallback | None,
     telemetry: Telemetry | None,
     engine: Engine | None = None,
+    call_gate: CallGate | None = None,
 ) -> Report:
     info = store.get_run(run_id)
     given: dict[str, object] = {}
@@ -313,7 +345,8 @@ async def _resume(
         system = AgentSystem(build_executor(info.system))
     check_resume_options(info, given)
     config = info.run_config
-    scorers = stored_scorers(config, registry, context=ScoringContext(use_cache=config.uses_cache))
+    context = ScoringContext(use_cache=config.uses_cache, gate=call_gate)
+    scorers = stored_scorers(config, registry, context=context)
     key = resolve_signer(CONFIGURED)  # a key that cannot be read fails before the resume
     report = await resume_eval_async(
         store,
