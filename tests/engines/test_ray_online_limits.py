@@ -1,0 +1,125 @@
+"""``online score`` and ``agent run`` with ``--rate-limit`` on the real local two-node
+Ray cluster: every worker's judge calls to a provider, and every call to an agent's
+executor, take their tokens (and a provider's slots) from one limits actor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result
+from tests.engines.conftest import Cluster, needs_ray
+
+pytestmark = [pytest.mark.ray_cluster, needs_ray]
+
+AGENTS = Path(__file__).with_name("agents.py")
+
+
+def _actor_state(address: str, key: str) -> dict[str, float]:
+    import ray
+
+    from arbiter.engines.ray import NAMESPACE
+    from arbiter.engines.ray_limits import limit_actor_name
+
+    ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+    try:
+        actor = ray.get_actor(limit_actor_name(key), namespace=NAMESPACE)
+        state: Any = ray.get(actor.state.remote())
+    finally:
+        ray.shutdown()
+    return {str(name): float(value) for name, value in state.items()}
+
+
+class _Judge:
+    """An Ollama-style ``/api/chat`` that notes when each request arrives and the most it
+    had in flight at once."""
+
+    def __init__(self) -> None:
+        self.arrivals: list[float] = []
+        self.in_flight = 0
+        self.peak = 0
+
+    async def chat(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        self.arrivals.append(time.monotonic())
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(0.02)  # a call that takes a while, so that calls overlap
+            content = json.dumps({"label": "critical", "reason": "the score says so"})
+            return JSONResponse({"model": "m", "message": {"content": content}})
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Judge]:
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from tests.integration.serving import serve_asgi
+
+    server = _Judge()
+    app = Starlette(routes=[Route("/api/chat", server.chat, methods=["POST"])])
+    with serve_asgi(app) as base:
+        monkeypatch.setenv("OLLAMA_URL", base)  # read by the driver, sent to the workers
+        yield server
+
+
+def test_online_score_judge_calls_keep_one_rate_and_concurrency_across_the_cluster(
+    ray_cluster: Cluster, tmp_path: Path, cli: Callable[..., Result], judge: _Judge
+) -> None:
+    rows = [{"id": f"p{i:02d}", "label": "nominal", "confidence": 0.9,
+             "raw_output": {"status": "nominal", "anomaly_score": 0.93}}
+            for i in range(30)]  # fmt: skip
+    lines = tmp_path / "preds.jsonl"
+    lines.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = tmp_path / "online.json"
+    config.write_text(json.dumps({"judges": [{"name": "ollama", "provider": "ollama",
+                                              "model": "m", "timeout": 30}]}))  # fmt: skip
+    done = cli("online", "score", str(lines), "--config", str(config), "--concurrency", "8",
+               "--engine", "ray", "--ray-address", ray_cluster.address,
+               "--rate-limit", "ollama=25/s,burst=3,concurrency=2", "--json", "-q")  # fmt: skip
+    assert done.code == 0, done.err
+    report = json.loads(done.out)
+    assert report["items"] == 30
+    assert report["judge_sources"] == {"ollama": 30}
+    state = _actor_state(ray_cluster.address, "ollama")
+    # The command line's limit reached the actor; every judge call took a token and a slot.
+    assert state["per_second"] == 25
+    assert state["granted"] == 30
+    assert state["most_in_window"] <= 3 + 25
+    assert state["peak"] <= 2
+    assert len(judge.arrivals) == 30
+    assert judge.peak <= 2  # however many workers: two calls in flight at most
+    # The first calls open their connections, so they may arrive up to 50 ms late.
+    assert max(judge.arrivals) - min(judge.arrivals) >= (30 - 3) / 25 - 0.05
+
+
+def test_agent_run_executor_calls_keep_one_rate_across_the_cluster(
+    ray_cluster: Cluster, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    log = tmp_path / "calls.log"
+    case = {"input": {"query": "q", "log": str(log)}, "agent_class": "tool_enabled"}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": f"c{i:02d}", **case}) + "\n" for i in range(24)))
+    executor = f"python:{AGENTS}:logged"
+    done = cli("agent", "run", str(cases), "-e", executor, "-s", "completed",
+               "--concurrency", "8", "--engine", "ray", "--ray-address", ray_cluster.address,
+               "--rate-limit", "24/s,burst=2", "--json", "-q")  # fmt: skip
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["accuracy"]["estimate"] == 1.0
+    state = _actor_state(ray_cluster.address, f"agent-python:{AGENTS}:logged")
+    assert state["per_second"] == 24
+    assert state["granted"] == 24
+    assert state["most_in_window"] <= 2 + 24
+    starts = [float(line) for line in log.read_text().split()]
+    assert len(starts) == 24
+    assert max(starts) - min(starts) >= (24 - 2) / 24 - 0.01
