@@ -240,9 +240,25 @@ class Dataset(BaseModel):
         Fields added in 0.3 (``expected``, ``output``) enter the hash only when set, so a
         dataset written before them keeps its hash and its stored runs stay resumable.
         """
-        payload = [e.canonical_dump() for e in self.examples]
-        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        # The digest of the JSON array of the examples, fed one example at a time: the
+        # array's text is "[" + ",".join(each example's text) + "]", so the digest is the
+        # one of the whole text without that text (100 MB for a million examples) or a
+        # list of every example's dict in memory at once.
+        digest = hashlib.sha256(b"[")
+        pending: list[str] = []
+        size = 0
+        for number, example in enumerate(self.examples):
+            if number:
+                pending.append(",")
+            piece = _canonical_text(example.canonical_dump())
+            pending.append(piece)
+            size += len(piece)
+            if size >= _HASH_BUFFER_CHARS:  # one update per ~64 KB, not one per example
+                digest.update("".join(pending).encode("utf-8"))
+                pending, size = [], 0
+        pending.append("]")
+        digest.update("".join(pending).encode("utf-8"))
+        return digest.hexdigest()
 
     @property
     def labels(self) -> list[str]:
@@ -251,3 +267,9 @@ class Dataset(BaseModel):
 
 
 _ADDED_IN_0_3 = ("expected", "output")
+_HASH_BUFFER_CHARS = 1 << 16
+
+
+def _canonical_text(value: Any) -> str:
+    """The canonical JSON of one value: sorted keys, compact, unicode kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
