@@ -258,3 +258,39 @@ def test_online_score_on_the_local_engine_keeps_the_providers_rate_and_concurren
     # later than they started (50 ms allowed).
     arrivals = judge_server.arrivals
     assert max(arrivals) - min(arrivals) >= (20 - 2) / 40 - 0.05
+
+
+async def test_the_judge_panels_model_calls_pass_the_gate_by_provider_name() -> None:
+    from arbiter.online.config import JudgePanelConfig
+    from arbiter.online.rules import HeuristicRules
+    from arbiter.service.online_agents import TrajectoryScorers, trajectory_item
+    from tests.service.test_online_agents import finished
+    from tests.service.test_online_judges import QUESTION, run
+
+    held: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def recording(name: str) -> Any:
+        held.append(name)
+        yield
+
+    config = OnlineConfig(
+        rules=HeuristicRules(rules=[]),
+        grounding=None,
+        sample_rate=1.0,
+        judge_panel=JudgePanelConfig(
+            judges=["answer_groundedness", "instruction_following"],
+            panel=[{"provider": "mock", "model": "m", "timeout": 5}],
+        ),
+    )
+    pipeline = online_pipeline(
+        config,
+        Settings(_env_file=None),
+        scorers=TrajectoryScorers(scorers=[finished()]),
+        gate=recording,
+    )
+    try:
+        await pipeline.evaluate(trajectory_item(run(), input=QUESTION))
+    finally:
+        await pipeline.aclose()
+    assert held == ["mock", "mock"]  # one call per judge, each through the gate
