@@ -5,9 +5,12 @@ Thin routes over :mod:`arbiter.service.browse`; the pages call the same function
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel
 
 from arbiter.contract import PairResult, Report, RunInfo, RunStatus
@@ -15,18 +18,20 @@ from arbiter.harness.diff import RunDiff
 from arbiter.server.auth import Principal, principal
 from arbiter.server.deps import app_store
 from arbiter.server.errors import ApiError, error_responses
+from arbiter.server.pages_runs import KeeperDep
 from arbiter.server.pagination import Page, PageParams, page_params
 from arbiter.server.responses import ApiJSONResponse
 from arbiter.service.browse import (
     ResultFilter,
     RunFilter,
     find_run,
-    list_results,
+    list_keyed_results,
     list_runs,
 )
 from arbiter.service.compare import compare_infos
 from arbiter.service.run_pages import current_report
 from arbiter.store import Store
+from arbiter.store.result_pages import KeyedResult
 
 __all__ = ["ComparisonOut", "RunOut", "router"]
 
@@ -35,6 +40,8 @@ router = APIRouter(prefix="/v1", tags=["runs"], default_response_class=ApiJSONRe
 StoreDep = Annotated[Store, Depends(app_store)]
 Who = Annotated[Principal, Depends(principal)]
 Paging = Annotated[PageParams, Depends(page_params)]
+_MAX_ROW = 2**63 - 1
+"""No row id of a results table is larger (a database integer holds it)."""
 RunId = Annotated[
     str, Path(min_length=1, max_length=40, description="A run id, or a unique prefix of one.")
 ]
@@ -131,12 +138,35 @@ def run(run_id: RunId, store: StoreDep, who: Who) -> RunOut:
     return RunOut(info=found.info, report=found.report, note=found.note)
 
 
+def _cursor_row(request: Request) -> int | None:
+    """The row a results cursor says its page starts after (None: a cursor of a position
+    alone, as this server gave out before, or none); its position is :data:`Paging`'s."""
+    cursor = request.query_params.get("cursor")
+    if not cursor:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        row = json.loads(raw).get("r")
+    except (binascii.Error, ValueError, TypeError, AttributeError, UnicodeDecodeError):
+        return None  # page_params has refused it already
+    return row if type(row) is int and 0 < row <= _MAX_ROW else None
+
+
+def _results_cursor(offset: int, last: KeyedResult) -> str:
+    """The cursor of the page at ``offset`` that follows the result ``last``: its
+    position (what a client of an older server sends) and the row it starts after."""
+    raw = json.dumps({"o": offset, "r": last.row_id}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
 @router.get("/runs/{run_id}/results", responses=error_responses(400, 401, 404))
 def results(
+    request: Request,
     run_id: RunId,
     store: StoreDep,
     who: Who,
     page: Paging,
+    reports: KeeperDep,
     failing: Annotated[
         bool, Query(description="Only failures (with scorer: that scorer's).")
     ] = False,
@@ -147,11 +177,29 @@ def results(
         Literal["example", "failures_first"], Query(description="By example, or failures first.")
     ] = "example",
 ) -> Page[PairResult]:
-    """A run's per-example results, a page at a time."""
+    """A run's per-example results, a page at a time.
+
+    A page reached through ``next`` is read right after the previous page's last result
+    (by key), so the last page of 100,000 results costs what the first does."""
     where = ResultFilter(failing=failing, scorer=scorer, failures_first=order == "failures_first")
-    listing = list_results(
-        store, run_id, where, viewer=who.viewer, offset=page.offset, limit=page.limit
+    listing = list_keyed_results(
+        store,
+        run_id,
+        where,
+        viewer=who.viewer,
+        offset=page.offset,
+        limit=page.limit,
+        after_row=_cursor_row(request),
+        sizes=reports.listing_sizes,
     )
+    following = page.offset + page.limit
+    next_cursor = None
+    if following < listing.total:
+        next_cursor = (
+            _results_cursor(following, listing.items[-1])
+            if listing.items
+            else page.next_cursor(listing.total)
+        )
     return Page[PairResult](
-        items=listing.items, total=listing.total, next=page.next_cursor(listing.total)
+        items=[k.result for k in listing.items], total=listing.total, next=next_cursor
     )

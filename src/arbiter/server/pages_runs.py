@@ -267,6 +267,7 @@ def run_page(
         limit=EXAMPLES_PER_PAGE,
         after=after,
         before=before,
+        sizes=reports.listing_sizes,
     )
     report = view.report or view.stale
     scorer_names = [spec.label for spec in report.scorers] if report is not None else []

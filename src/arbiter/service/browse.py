@@ -22,12 +22,21 @@ from arbiter.store.browse_repository import (
     RunFilter,
     StoredVerdict,
     load_verdict,
-    page_results,
     page_runs,
     page_verdicts,
     utc_run_info,
 )
+from arbiter.store.failures_repository import OutcomeCounts
 from arbiter.store.ownership_repository import is_visible, visible_id
+from arbiter.store.result_pages import (
+    KeyedResult,
+    ListingSizes,
+    ResultKey,
+    count_listing,
+    key_of_row,
+    page_keyed,
+    sizes_from_counts,
+)
 
 __all__ = [
     "Listing",
@@ -38,6 +47,8 @@ __all__ = [
     "compare_visible_runs",
     "find_run",
     "find_verdict",
+    "keyed_page",
+    "list_keyed_results",
     "list_results",
     "list_runs",
     "list_verdicts",
@@ -109,11 +120,89 @@ def list_results(
     Raises:
         StoreError: No such run, or not visible.
     """
+    keyed = list_keyed_results(store, run_id, where, viewer=viewer, offset=offset, limit=limit)
+    return Listing([k.result for k in keyed.items], keyed.total, offset, limit)
+
+
+def list_keyed_results(
+    store: Store,
+    run_id: str,
+    where: ResultFilter | None = None,
+    *,
+    viewer: str | None,
+    offset: int = 0,
+    limit: int = 50,
+    after: ResultKey | None = None,
+    before: ResultKey | None = None,
+    after_row: int | None = None,
+    sizes: ListingSizes | None = None,
+    counts: OutcomeCounts | None = None,
+) -> Listing[KeyedResult]:
+    """A page of one run's results with each one's key, read by key when one is given
+    (:mod:`arbiter.store.result_pages`): as cheap on the last page of 100,000 as on the
+    first.
+
+    Args:
+        store: The store.
+        run_id: The run (a unique prefix is enough).
+        where: Which results, in which order.
+        viewer: Who asks.
+        offset: Position of the page's first result (where it is read from unless a key
+            is given).
+        limit: Most results on the page.
+        after: The page starts right after this result.
+        before: The page ends right before this result (when ``after`` is None).
+        after_row: The page starts right after the run's result stored as this row (when
+            ``after`` is None); a row the run does not hold is ignored.
+        sizes: Where the listing's group sizes are kept per state of the run; None: they
+            are counted for this page.
+        counts: The run's outcome counts as it stands, when known (a listing without a
+            scorer filter then needs no count).
+
+    Raises:
+        StoreError: No such run, or not visible.
+    """
     info = find_run(store, run_id, viewer=viewer)
-    results, total = page_results(
-        store, info.id, where or ResultFilter(), offset=offset, limit=limit
+    return keyed_page(
+        store,
+        info,
+        where or ResultFilter(),
+        offset=offset,
+        limit=limit,
+        after=after,
+        before=before,
+        after_row=after_row,
+        sizes=sizes,
+        counts=counts,
     )
-    return Listing(results, total, offset, limit)
+
+
+def keyed_page(
+    store: Store,
+    info: RunInfo,
+    where: ResultFilter,
+    *,
+    offset: int,
+    limit: int,
+    after: ResultKey | None = None,
+    before: ResultKey | None = None,
+    after_row: int | None = None,
+    sizes: ListingSizes | None = None,
+    counts: OutcomeCounts | None = None,
+) -> Listing[KeyedResult]:
+    """:func:`list_keyed_results` of a run already found (its visibility checked)."""
+    found = sizes_from_counts(where, counts) if counts is not None else None
+    if found is None:
+        if sizes is not None:
+            found = sizes.sizes(store, info.id, info.n_done, where)
+        else:
+            found = count_listing(store, info.id, where)[1]
+    if after is None and before is None and after_row is not None:
+        after = key_of_row(store, info.id, after_row, where)
+    page, total = page_keyed(
+        store, info.id, where, found, offset=offset, limit=limit, after=after, before=before
+    )
+    return Listing(page, total, offset, limit)
 
 
 def compare_visible_runs(store: Store, run_a: str, run_b: str, *, viewer: str | None) -> Comparison:

@@ -3,10 +3,10 @@
 A run's report is recomputed from every stored result, which takes seconds on 100,000
 of them; it is computed once per state of the run (results done, status) and kept in
 the store (:mod:`arbiter.store.report_repository`). A page of per-example results is
-read by position from the store (failures first group by group, see
-:mod:`arbiter.store.failures_repository`; else :func:`arbiter.service.browse.list_results`)
-and joined to just the examples it shows, through an index of the dataset's examples by
-id, so a run of 100,000 results opens as fast as one of 100.
+read by key from the store, group by group (failed, undecided, passed; see
+:mod:`arbiter.store.result_pages`), and joined to just the examples it shows, through an
+index of the dataset's examples by id, so a run of 100,000 results opens as fast as one
+of 100, on its last page as on its first.
 
 :class:`ReportKeeper` decides who computes a missing report: a small run's is computed
 at once; a large run's on a thread of its own, started once the page is sent, while the
@@ -24,7 +24,7 @@ from arbiter.errors import ArbiterError
 from arbiter.harness.diff import MetricDelta, diff_tallied, scorers_by_name
 from arbiter.harness.figures import binary_valued, label_only
 from arbiter.harness.pairs import PairRow, pair_rows
-from arbiter.service.browse import Listing, ResultFilter, find_run, list_results
+from arbiter.service.browse import Listing, ResultFilter, find_run, keyed_page
 from arbiter.service.compare import (
     Comparison,
     StoredSide,
@@ -44,7 +44,7 @@ from arbiter.store.report_repository import (
     kept_reports,
     sibling_runs,
 )
-from arbiter.store.result_pages import ResultKey, page_failures_first_keyed
+from arbiter.store.result_pages import ListingSizes, ResultKey
 
 __all__ = [
     "FLIPS_SHOWN",
@@ -156,6 +156,8 @@ class ReportKeeper:
     def __init__(self, sync_limit: int = SYNC_LIMIT) -> None:
         """Args: sync_limit: results up to which a missing report is computed at once."""
         self.sync_limit = sync_limit
+        self.listing_sizes = ListingSizes()
+        """The sizes of the runs' listings (by scorer, failing, ...), per state of a run."""
         self._lock = threading.Lock()
         self._running: dict[str, threading.Thread] = {}
 
@@ -255,8 +257,8 @@ class ExampleRow:
     result: PairResult
     """The stored result (latency, attempts, raw output)."""
     key: str | None = None
-    """Where the row sits in a failures-first listing, as the ``after`` / ``before`` of
-    the page that follows or precedes it; None in other listings."""
+    """Where the row sits in its listing, as the ``after`` / ``before`` of the page that
+    follows or precedes it."""
 
 
 def example_page(
@@ -269,14 +271,14 @@ def example_page(
     limit: int,
     after: str | None = None,
     before: str | None = None,
+    sizes: ListingSizes | None = None,
 ) -> Listing[ExampleRow]:
     """One page of a run's per-example table, joined to the examples it shows.
 
-    Failures first (without a scorer filter) read the run's groups one after the other,
-    a page that follows another from the key of its neighbour's last row (``after``) or
-    first (``before``), a page asked for by position from the nearer end of its group
-    (:mod:`arbiter.store.result_pages`); anything else is
-    :func:`arbiter.service.browse.list_results`.
+    Every listing (failures first or by example, all, failing, one scorer's) reads the
+    run's groups one after the other, a page that follows another from the key of its
+    neighbour's last row (``after``) or first (``before``), a page asked for by position
+    from the nearer end of its group (:mod:`arbiter.store.result_pages`).
 
     Args:
         store: The store.
@@ -286,32 +288,29 @@ def example_page(
         offset: Position of the page's first row (what the page says it shows; where it
             is read from unless a key is given).
         limit: Most rows on the page.
-        after: A failures-first page's start: the key (:attr:`ExampleRow.key`) of the row
-            before it. A key that does not parse is ignored.
+        after: A page's start: the key (:attr:`ExampleRow.key`) of the row before it. A
+            key that does not parse is ignored.
         before: Its end: the key of the row after it (when ``after`` is None).
+        sizes: Where the listing's group sizes are kept per state of the run (a scorer's
+            listing otherwise counts them over every row's scores for each page).
 
     Raises:
         StoreError: No such run, or one ``viewer`` may not see.
     """
     info = view.info
-    keys: list[str | None]
-    if where.failures_first and where.scorer is None:
-        counts = view.counts or count_outcomes(store, info.id)
-        keyed, total = page_failures_first_keyed(
-            store,
-            info.id,
-            counts,
-            failing_only=where.failing,
-            offset=offset,
-            limit=limit,
-            after=ResultKey.parse(after),
-            before=ResultKey.parse(before),
-        )
-        results = Listing([k.result for k in keyed], total, offset, limit)
-        keys = [k.key.token() for k in keyed]
-    else:
-        results = list_results(store, info.id, where, viewer=viewer, offset=offset, limit=limit)
-        keys = [None] * len(results.items)
+    keyed = keyed_page(
+        store,
+        info,
+        where,
+        offset=offset,
+        limit=limit,
+        after=ResultKey.parse(after),
+        before=ResultKey.parse(before),
+        sizes=sizes,
+        counts=view.counts,
+    )
+    results = Listing([k.result for k in keyed.items], keyed.total, offset, limit)
+    keys = [k.key.token() for k in keyed.items]
     examples = examples_by_id(store, info.dataset_hash, [r.example_id for r in results.items])
     rows = []
     for result, key in zip(results.items, keys, strict=True):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, String, and_, case, func, or_, select, text
+from sqlalchemy import ColumnElement, String, and_, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from arbiter.contract import Case, PairResult, RunInfo, Verdict
@@ -21,7 +21,7 @@ from arbiter.store.jury_models import CritiqueRow, VerdictRow
 from arbiter.store.jury_repository import _outcome
 from arbiter.store.models import DatasetRow, ResultRow, RunRow
 from arbiter.store.ownership_repository import owned_ids
-from arbiter.store.repository import Store, _pair_result
+from arbiter.store.repository import Store
 
 __all__ = [
     "ResultFilter",
@@ -32,6 +32,7 @@ __all__ = [
     "page_runs",
     "page_verdicts",
     "run_headers",
+    "scored_clause",
     "utc_run_info",
     "verdict_ids",
 ]
@@ -187,7 +188,7 @@ def _scored_ids(
     store: Store, run_id: str, scorer: str, failing: bool, order: list[Any]
 ) -> list[int]:
     """The ids of the run's results scored (and, with ``failing``, failed) by ``scorer``,
-    read in Python: the portable way, for databases without SQLite's JSON functions.
+    read in Python: the portable way, for databases other than SQLite and PostgreSQL.
 
     Only the two columns needed are read.
     """
@@ -204,39 +205,53 @@ def _scored_ids(
     return ids
 
 
+_POSTGRES_FIRST_SCORE = (
+    "(SELECT CASE WHEN json_typeof(score.value -> 'passed') = 'boolean'"
+    " THEN score.value ->> 'passed' ELSE '' END"
+    " FROM json_array_elements(CASE WHEN json_typeof(results.scores) = 'array'"
+    " THEN results.scores ELSE '[]'::json END) WITH ORDINALITY AS score(value, n)"
+    " WHERE json_typeof(score.value) = 'object'"
+    " AND json_typeof(score.value -> 'name') = 'string'"
+    " AND score.value ->> 'name' = :scorer ORDER BY score.n LIMIT 1)"
+)
+
+
+def _postgres_scored(scorer: str, failing: bool) -> ColumnElement[bool]:
+    """PostgreSQL's test that a row's first score named ``scorer`` exists (and, with
+    ``failing``, failed: a JSON ``false``), as :func:`_scored_ids` tests it."""
+    test = " = 'false'" if failing else " IS NOT NULL"
+    clause = text(_POSTGRES_FIRST_SCORE + test).bindparams(scorer=scorer)
+    return cast("ColumnElement[bool]", clause)
+
+
+def scored_clause(store: Store, run_id: str, where: ResultFilter) -> ColumnElement[bool] | None:
+    """The SQL test of ``where``'s scorer filter on the store's database (None without a
+    scorer filter): over the scores' JSON on SQLite and PostgreSQL, else the ids
+    :func:`_scored_ids` picks in Python."""
+    if where.scorer is None:
+        return None
+    dialect = store.engine.dialect.name
+    if dialect == "sqlite":
+        return _sqlite_scored(where.scorer, where.failing)
+    if dialect == "postgresql":
+        return _postgres_scored(where.scorer, where.failing)
+    order = [ResultRow.example_id, ResultRow.repetition]
+    return ResultRow.id.in_(_scored_ids(store, run_id, where.scorer, where.failing, order))
+
+
 def page_results(
     store: Store, run_id: str, where: ResultFilter, *, offset: int, limit: int
 ) -> tuple[list[PairResult], int]:
     """One page of a run's results under ``where``, and how many results match.
 
-    Only the page's rows are read whole; with ``scorer`` on a database other than
-    SQLite, every row's scores are read to choose them.
+    The groups are counted in one SQL aggregate and the page is read from the nearer end
+    of its group (:mod:`arbiter.store.result_pages`); only the page's rows are read whole.
     """
-    failed = _failed()
-    order: list[Any] = [ResultRow.example_id, ResultRow.repetition]
-    if where.failures_first:
-        rank = case((failed, 0), (ResultRow.passed.is_(None), 1), else_=2)
-        order = [rank, *order]
-    action = f"read the results of run {run_id}"
-    condition: ColumnElement[bool] = ResultRow.run_id == run_id
-    if where.scorer is not None and store.engine.dialect.name != "sqlite":
-        ids = _scored_ids(store, run_id, where.scorer, where.failing, order)
-        chosen = ids[offset : offset + limit]
-        with store.guard(action), store.session() as session:
-            rows = {
-                r.id: r for r in session.scalars(select(ResultRow).where(ResultRow.id.in_(chosen)))
-            }
-        return [_pair_result(rows[i]) for i in chosen], len(ids)
-    if where.scorer is not None:
-        condition = and_(condition, _sqlite_scored(where.scorer, where.failing))
-    elif where.failing:
-        condition = and_(condition, failed)
-    with store.guard(action), store.session() as session:
-        total = session.scalar(select(func.count()).select_from(ResultRow).where(condition))
-        rows_page = session.scalars(
-            select(ResultRow).where(condition).order_by(*order).offset(offset).limit(limit)
-        ).all()
-        return [_pair_result(r) for r in rows_page], int(total or 0)
+    from arbiter.store.result_pages import count_listing, page_keyed
+
+    _, sizes = count_listing(store, run_id, where)
+    page, total = page_keyed(store, run_id, where, sizes, offset=offset, limit=limit)
+    return [k.result for k in page], total
 
 
 @dataclass(frozen=True)
