@@ -294,3 +294,19 @@ async def test_the_judge_panels_model_calls_pass_the_gate_by_provider_name() -> 
     finally:
         await pipeline.aclose()
     assert held == ["mock", "mock"]  # one call per judge, each through the gate
+
+
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_a_rate_limit_beside_a_panel_and_a_chain_exits_3_before_any_worker_starts(
+    cli: Callable[..., Result], tmp_path: Path, engine: str
+) -> None:
+    config = tmp_path / "both.json"
+    config.write_text(json.dumps({**CONFIG, "judge_panel": {"panel": ["mock:m"]}}))
+    done = cli("online", "score", str(_lines(tmp_path, 1)), "--config", str(config),
+               "--engine", engine, "--rate-limit", "ollama=2/s")  # fmt: skip
+    assert done.code == 3
+    assert done.err.strip().splitlines() == [
+        "arbiter: error: judges: a rate limit holds the judge_panel's calls but not a judge "
+        "chain beside it yet; drop 'judges' or the rate limit"
+    ]
+    assert not (tmp_path / "store.db").exists()

@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from arbiter.config import Settings
     from arbiter.engines.base import CallGate
 
-__all__ = ["OnlineJudges", "judge_panel_layer", "online_judges", "online_pipeline"]
+__all__ = [
+    "OnlineJudges",
+    "check_limitable",
+    "judge_panel_layer",
+    "online_judges",
+    "online_pipeline",
+]
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,20 @@ def judge_panel_layer(config: JudgePanelConfig, *, context: ScoringContext) -> J
     return JudgePanelLayer(online_judges(config, context=context))
 
 
+def check_limitable(config: OnlineConfig) -> None:
+    """Refuse a config whose model calls a rate limit would not all hold: a judge chain
+    beside a ``judge_panel`` (the agent pipeline builds that chain without the gate).
+
+    Raises:
+        InputError: The config has both.
+    """
+    if config.judge_panel is not None and config.judges:
+        raise InputError(
+            "judges: a rate limit holds the judge_panel's calls but not a judge chain "
+            "beside it yet; drop 'judges' or the rate limit"
+        )
+
+
 def online_pipeline(
     config: OnlineConfig | None = None,
     settings: Settings | None = None,
@@ -149,12 +169,8 @@ def online_pipeline(
     config = config or OnlineConfig()
     if config.judge_panel is None:
         return build_pipeline(config, settings, telemetry=telemetry, transport=transport, gate=gate)
-    if gate is not None and config.judges:
-        # agent_pipeline builds the chain without a gate: its calls would pass the limit.
-        raise InputError(
-            "judges: a rate limit holds the judge_panel's calls but not a judge chain "
-            "beside it yet; drop 'judges' or the rate limit"
-        )
+    if gate is not None:
+        check_limitable(config)
     owned = context is None
     context = context or ScoringContext(settings=settings, gate=gate)
     layer = judge_panel_layer(config.judge_panel, context=context)
