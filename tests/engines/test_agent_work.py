@@ -212,3 +212,20 @@ def test_scores_and_report_on_ray_are_the_local_ones(ray_cluster: Cluster) -> No
     with RayEngine(ray_cluster.address, batch_size=8) as engine:
         _same_scores(engine, runs, CASES)
         _same_report(engine, runs, CASES)
+
+
+def test_a_batch_of_alike_runs_sends_back_one_object_per_distinct_score() -> None:
+    run = load_runs([EXAMPLES / "support-v1.jsonl"])[0]
+    scorers = _scorers()
+    work = AgentScoreWork(scorers, specs=[s.spec for s in scorers])
+    results: list[tuple[int, list[Score]]] = []
+
+    async def keep(item: tuple[int, list[Score]]) -> None:
+        results.append(item)
+
+    asyncio.run(work.run([sent_run(index, run) for index in range(20)], keep))
+    assert [index for index, _ in results] == list(range(20))
+    distinct = {id(score) for _, scores in results for score in scores}
+    assert len(distinct) == len(scorers)  # twenty runs alike: each scorer's score once
+    one = len(pickle.dumps(results[:1]))
+    assert len(pickle.dumps(results)) < 2 * one  # nineteen more runs cost references only
