@@ -21,7 +21,9 @@ pytestmark = [pytest.mark.ray_cluster, needs_ray]
 AGENTS = Path(__file__).with_name("agents.py")
 
 
-def _actor_state(address: str, key: str) -> dict[str, float]:
+def _actor_state(address: str, key: str) -> tuple[dict[str, float], list[float]]:
+    """The limits actor's counts for ``key``, and when it let each call start (this
+    machine's monotonic clock, which the test's own stamps read too)."""
     import ray
 
     from arbiter.engines.ray import NAMESPACE
@@ -31,9 +33,10 @@ def _actor_state(address: str, key: str) -> dict[str, float]:
     try:
         actor = ray.get_actor(limit_actor_name(key), namespace=NAMESPACE)
         state: Any = ray.get(actor.state.remote())
+        starts: Any = ray.get(actor.starts.remote())
     finally:
         ray.shutdown()
-    return {str(name): float(value) for name, value in state.items()}
+    return {str(name): float(value) for name, value in state.items()}, [float(t) for t in starts]
 
 
 class _Judge:
@@ -91,7 +94,7 @@ def test_online_score_judge_calls_keep_one_rate_and_concurrency_across_the_clust
     report = json.loads(done.out)
     assert report["items"] == 30
     assert report["judge_sources"] == {"ollama": 30}
-    state = _actor_state(ray_cluster.address, "ollama")
+    state, allowed = _actor_state(ray_cluster.address, "ollama")
     # The command line's limit reached the actor; every judge call took a token and a slot.
     assert state["per_second"] == 25
     assert state["granted"] == 30
@@ -99,8 +102,12 @@ def test_online_score_judge_calls_keep_one_rate_and_concurrency_across_the_clust
     assert state["peak"] <= 2
     assert len(judge.arrivals) == 30
     assert judge.peak <= 2  # however many workers: two calls in flight at most
-    # The first calls open their connections, so they may arrive up to 50 ms late.
-    assert max(judge.arrivals) - min(judge.arrivals) >= (30 - 3) / 25 - 0.05
+    # No call reached the judge before the actor let it start; the actor let 3 start at
+    # once, then one every 1/25 s. Without the limit all 30 arrive within milliseconds.
+    assert len(allowed) == 30
+    for arrived, start in zip(sorted(judge.arrivals), allowed, strict=True):
+        assert arrived >= start - 1e-3
+    assert max(allowed) - min(allowed) >= (30 - 3) / 25 - 1e-6
 
 
 def test_agent_run_executor_calls_keep_one_rate_across_the_cluster(
@@ -116,10 +123,14 @@ def test_agent_run_executor_calls_keep_one_rate_across_the_cluster(
                "--rate-limit", "24/s,burst=2", "--json", "-q")  # fmt: skip
     assert done.code == 0, done.err
     assert json.loads(done.out)["accuracy"]["estimate"] == 1.0
-    state = _actor_state(ray_cluster.address, f"agent-python:{AGENTS}:logged")
+    state, allowed = _actor_state(ray_cluster.address, f"agent-python:{AGENTS}:logged")
     assert state["per_second"] == 24
     assert state["granted"] == 24
     assert state["most_in_window"] <= 2 + 24
     starts = [float(line) for line in log.read_text().split()]
-    assert len(starts) == 24
-    assert max(starts) - min(starts) >= (24 - 2) / 24 - 0.01
+    assert len(starts) == len(allowed) == 24
+    # No call to the executor started before the actor let it; the actor let two start
+    # at once, then one every 1/24 s.
+    for started, start in zip(sorted(starts), allowed, strict=True):
+        assert started >= start - 1e-3
+    assert max(allowed) - min(allowed) >= (24 - 2) / 24 - 1e-6
