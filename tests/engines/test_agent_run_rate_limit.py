@@ -68,7 +68,8 @@ def test_a_local_agent_run_starts_no_more_calls_in_a_window_than_burst_and_rate(
     assert len(starts) == 24
     # Two start at once (the burst), then one every 1/40 s: a busy machine can only delay
     # calls, never bring them forward. Without the limit all 24 start within milliseconds.
-    assert max(starts) - min(starts) >= (24 - 2) / 40 - 0.005
+    # The first call waits for its worker thread, which shortens the span (50 ms allowed).
+    assert max(starts) - min(starts) >= (24 - 2) / 40 - 0.05
 
 
 def test_the_executors_limit_name_is_its_short_description_on_a_start_and_a_resume(

@@ -254,10 +254,10 @@ def test_online_score_on_the_local_engine_keeps_the_providers_rate_and_concurren
     assert judge_server.peak <= 3
     # Two at once (the burst), then one every 1/40 s: a busy machine can only delay calls,
     # never bring them forward. Without the limit all 20 start within milliseconds. The
-    # first calls open their connections, so they may reach the server up to that long
-    # later than they started (50 ms allowed).
+    # first call opens its connection, so it may reach the server that much later than
+    # it started, which shortens the span seen there (150 ms allowed).
     arrivals = judge_server.arrivals
-    assert max(arrivals) - min(arrivals) >= (20 - 2) / 40 - 0.05
+    assert max(arrivals) - min(arrivals) >= (20 - 2) / 40 - 0.15
 
 
 async def test_the_judge_panels_model_calls_pass_the_gate_by_provider_name() -> None:
