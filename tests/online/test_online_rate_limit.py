@@ -150,14 +150,6 @@ def test_a_line_work_carries_its_gate_to_the_pipeline_its_worker_builds() -> Non
     assert (gated.gate, gated.max_in_flight) == (gate, 2)
 
 
-def test_a_rate_limit_beside_a_judge_panel_and_a_chain_is_refused() -> None:
-    from arbiter.errors import InputError
-
-    config = OnlineConfig.model_validate({**CONFIG, "judge_panel": {"panel": ["mock:m"]}})
-    with pytest.raises(InputError, match="judges: a rate limit"):
-        online_pipeline(config, Settings(_env_file=None), gate=LocalGate({}))
-
-
 # ----------------------------------------------------------------------------- the CLI
 
 
@@ -296,17 +288,42 @@ async def test_the_judge_panels_model_calls_pass_the_gate_by_provider_name() -> 
     assert held == ["mock", "mock"]  # one call per judge, each through the gate
 
 
-@pytest.mark.parametrize("engine", ["local", "ray"])
-def test_a_rate_limit_beside_a_panel_and_a_chain_exits_3_before_any_worker_starts(
-    cli: Callable[..., Result], tmp_path: Path, engine: str
-) -> None:
-    config = tmp_path / "both.json"
-    config.write_text(json.dumps({**CONFIG, "judge_panel": {"panel": ["mock:m"]}}))
-    done = cli("online", "score", str(_lines(tmp_path, 1)), "--config", str(config),
-               "--engine", engine, "--rate-limit", "ollama=2/s")  # fmt: skip
-    assert done.code == 3
-    assert done.err.strip().splitlines() == [
-        "arbiter: error: judges: a rate limit holds the judge_panel's calls but not a judge "
-        "chain beside it yet; drop 'judges' or the rate limit"
-    ]
-    assert not (tmp_path / "store.db").exists()
+async def test_a_judge_chain_beside_a_judge_panel_passes_the_gate_too() -> None:
+    from arbiter.online.config import JudgePanelConfig
+    from arbiter.online.rules import HeuristicRules
+    from arbiter.service.online_agents import TrajectoryScorers, trajectory_item
+    from tests.service.test_online_agents import finished
+    from tests.service.test_online_judges import QUESTION, run
+
+    held: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def recording(name: str) -> Any:
+        held.append(name)
+        yield
+
+    provider = _Provider()
+    config = OnlineConfig(
+        rules=HeuristicRules(rules=[]),
+        grounding=None,
+        sample_rate=1.0,
+        judges=OnlineConfig.model_validate(CONFIG).judges,
+        vocabulary=["nominal", "critical"],
+        judge_panel=JudgePanelConfig(
+            judges=["answer_groundedness"],
+            panel=[{"provider": "mock", "model": "m", "timeout": 5}],
+        ),
+    )
+    pipeline = online_pipeline(
+        config,
+        Settings(_env_file=None),
+        scorers=TrajectoryScorers(scorers=[finished()]),
+        transport=httpx.MockTransport(provider),
+        gate=recording,
+    )
+    try:
+        await pipeline.evaluate(trajectory_item(run(), input=QUESTION))
+    finally:
+        await pipeline.aclose()
+    assert provider.requests == 1  # the chain's judge was asked
+    assert sorted(held) == ["mock", "ollama"]  # the panel's call and the chain's, both held

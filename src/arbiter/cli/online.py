@@ -80,7 +80,7 @@ def score(
     from arbiter.online.sink import JsonlSink
     from arbiter.service.engines import EngineChoice, opened_engine
     from arbiter.service.online import check_sink_is_not_input, score_file
-    from arbiter.service.online_judges import check_limitable, online_pipeline
+    from arbiter.service.online_judges import online_pipeline
     from arbiter.store import new_run_id
     from arbiter.telemetry import Telemetry
 
@@ -91,8 +91,6 @@ def score(
     online_config = OnlineConfig.load(config) if config is not None else OnlineConfig()
     where = EngineChoice.of(engine, ray_address, rate_limits=rate_limit or (), calls_system=False)
     gate = where.gate(None)  # the local engine's limits; a cluster's workers gate their own
-    if where.rate_limits:
-        check_limitable(online_config)  # before a cluster's workers find out
     batch_id = new_run_id()
     out_path = out or options.home / "online" / f"{batch_id}.jsonl"
     check_sink_is_not_input(file, out_path)

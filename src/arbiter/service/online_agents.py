@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import httpx
 
     from arbiter.config import Settings
+    from arbiter.engines.base import CallGate
 
 __all__ = [
     "TrajectoryScorers",
@@ -153,6 +154,7 @@ def agent_pipeline(
     settings: Settings | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     closers: Sequence[object] = (),
+    gate: CallGate | None = None,
 ) -> OnlinePipeline:
     """An online pipeline scoring each item's agent run with the trajectory scorers.
 
@@ -173,6 +175,8 @@ def agent_pipeline(
         settings: Keys and URLs for the layers ``config`` names.
         transport: An httpx transport for them (tests).
         closers: Backends of ``layers`` the pipeline closes with its own.
+        gate: What the judge chain's model calls pass, by provider name (``online score
+            --rate-limit``); None: they pass at once. The ``layers`` hold their own.
 
     Raises:
         InputError: ``config`` names something that cannot be built.
@@ -204,6 +208,7 @@ def agent_pipeline(
         transport=transport,
         layers=[layer, *layers],
         closers=closers,
+        gate=gate,
     )
 
 

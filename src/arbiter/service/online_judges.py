@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OnlineJudges",
-    "check_limitable",
     "judge_panel_layer",
     "online_judges",
     "online_pipeline",
@@ -118,20 +117,6 @@ def judge_panel_layer(config: JudgePanelConfig, *, context: ScoringContext) -> J
     return JudgePanelLayer(online_judges(config, context=context))
 
 
-def check_limitable(config: OnlineConfig) -> None:
-    """Refuse a config whose model calls a rate limit would not all hold: a judge chain
-    beside a ``judge_panel`` (the agent pipeline builds that chain without the gate).
-
-    Raises:
-        InputError: The config has both.
-    """
-    if config.judge_panel is not None and config.judges:
-        raise InputError(
-            "judges: a rate limit holds the judge_panel's calls but not a judge chain "
-            "beside it yet; drop 'judges' or the rate limit"
-        )
-
-
 def online_pipeline(
     config: OnlineConfig | None = None,
     settings: Settings | None = None,
@@ -162,15 +147,11 @@ def online_pipeline(
             given is used as it is (its own gate).
 
     Raises:
-        InputError: ``config`` names something that cannot be built; with a ``gate``,
-            a config with both a ``judge_panel`` and a judge chain (``judges``), whose
-            chain the agent pipeline cannot gate yet.
+        InputError: ``config`` names something that cannot be built.
     """
     config = config or OnlineConfig()
     if config.judge_panel is None:
         return build_pipeline(config, settings, telemetry=telemetry, transport=transport, gate=gate)
-    if gate is not None:
-        check_limitable(config)
     owned = context is None
     context = context or ScoringContext(settings=settings, gate=gate)
     layer = judge_panel_layer(config.judge_panel, context=context)
@@ -182,4 +163,5 @@ def online_pipeline(
         scorers=scorers,
         layers=[layer],
         closers=[context] if owned else [],
+        gate=gate,
     )
