@@ -21,7 +21,7 @@ def old_content_hash(dataset: Dataset) -> str:
 
 
 _text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12
 )
 _json: Any = st.recursive(
     st.none()

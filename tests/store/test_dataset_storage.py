@@ -18,7 +18,7 @@ from arbiter.store.repository import _TEXT_PIECES
 DATASETS = {
     "empty-optional": [Example(id="a", input={})],
     "unicode": [
-        Example(id="é-1", input={"q": "日本語 🙂 \"quoted\" \\ back"}, expected_label="ja"),
+        Example(id="é-1", input={"q": '日本語 🙂 "quoted" \\ back'}, expected_label="ja"),
         Example(id="é-2", input={"q": "\u2028\t\n"}, cohort="ü", metadata={"ñ": "ø"}),
     ],
     "nested": [
