@@ -214,10 +214,11 @@ class ReportKeeper:
     def start_pending(self) -> None:
         """Start the computations :meth:`views` asked for (after the page is sent, so the
         page is not slowed by them)."""
+        # Started under the lock: two requests ending at once would otherwise both start
+        # one thread (Python then fails the second start with a KeyError on the thread).
         with self._lock:
-            pending = [t for t in self._running.values() if t.ident is None]
-        for thread in pending:
-            thread.start()
+            for thread in [t for t in self._running.values() if t.ident is None]:
+                thread.start()
 
     def _start(self, store: Store, info: RunInfo) -> None:
         """Ask for the report of ``info`` to be computed (see :meth:`start_pending`)."""

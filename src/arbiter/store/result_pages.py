@@ -24,6 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -36,7 +37,7 @@ from sqlalchemy import (
     true,
     tuple_,
 )
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from arbiter.contract import PairResult
 from arbiter.store.browse_repository import ResultFilter, _failed, scored_clause
@@ -123,29 +124,34 @@ def _conditions(
 
 def count_listing(store: Store, run_id: str, where: ResultFilter) -> tuple[int, list[int]]:
     """The run's results counted, and the size of each group of the listing ``where``
-    names, in one statement (so both describe one state of the run).
+    names, in one statement (so both describe one state of the run): one pass over the
+    run's rows, the scorer's test read once a row.
 
     Returns:
         How many results the run holds, and the groups' sizes in the listing's order.
     """
     scored = scored_clause(store, run_id, where)
-    rank = _rank()
-    chosen = scored if scored is not None else (_failed() if where.failing else true())
-    query = (
-        select(rank, func.count(), func.sum(case((chosen, 1), else_=0)))
-        .where(ResultRow.run_id == run_id)
-        .group_by(rank)
+    other = aliased(ResultRow)  # not correlated with the outer rows: the whole run
+    everything = (
+        select(func.count()).select_from(other).where(other.run_id == run_id).scalar_subquery()
     )
+    if scored is None and not where.failing and not where.failures_first:
+        query = select(everything)  # every result, by example: the index alone counts
+    else:
+        chosen = scored if scored is not None else (_failed() if where.failing else true())
+        sums: list[ColumnElement[Any]]
+        if not where.failures_first:
+            sums = [func.count()]
+        elif scored is None and where.failing:
+            sums = [func.count()]  # the failures alone
+        else:  # the scorer's test read once a row, in the WHERE
+            sums = [func.sum(case((group, 1), else_=0)) for group in _groups()]
+        query = select(everything, *sums).where(ResultRow.run_id == run_id, chosen)
     with store.guard(f"count the results of run {run_id}"), store.session() as session:
-        rows = session.execute(query).all()
-    everything = sum(int(n) for _, n, _ in rows)
-    by_rank = {int(r): int(kept or 0) for r, _, kept in rows}
-    sizes = [by_rank.get(r, 0) for r in range(3)]
-    if not where.failures_first:
-        return everything, [sum(sizes)]
-    if scored is None and where.failing:
-        return everything, sizes[:1]
-    return everything, sizes
+        row = session.execute(query).one()
+    total = int(row[0] or 0)
+    sizes = [int(v or 0) for v in row[1:]]
+    return total, sizes or [total]
 
 
 def sizes_from_counts(where: ResultFilter, counts: OutcomeCounts) -> list[int] | None:
