@@ -124,6 +124,34 @@ async def score_before(engine: Any, runs: Any, scorers: Any) -> Any:
     return summarize(found, scorers)
 
 
+def _cluster_cpu() -> dict[int, tuple[bool, float]]:
+    """CPU seconds so far of every process this one started (a local cluster's), and
+    whether each is a Ray worker (the rest: Ray's own daemons)."""
+    import psutil  # type: ignore[import-untyped]
+
+    seconds = {}
+    for process in psutil.Process().children(recursive=True):
+        try:
+            times, name = process.cpu_times(), process.name()
+        except psutil.Error:  # gone meanwhile
+            continue
+        seconds[process.pid] = (name.startswith("ray::"), times.user + times.system)
+    return seconds
+
+
+def _cpu_since(before: dict[int, tuple[bool, float]]) -> tuple[float, float]:
+    """CPU seconds the Ray workers, and the other processes this one started, used since
+    ``before``."""
+    workers = rest = 0.0
+    for pid, (worker, now) in _cluster_cpu().items():
+        used = now - before.get(pid, (worker, 0.0))[1]
+        if worker:
+            workers += used
+        else:
+            rest += used
+    return workers, rest
+
+
 def cpu_bound(n: int, *, before: bool = False, repeat: int = 1) -> dict[str, Any]:
     """(a): the same scoring on local, Ray x1, Ray x2 (each the best of ``repeat``);
     with ``before``, the work as it was beside it, on the same clusters, alternately."""
@@ -149,26 +177,30 @@ def cpu_bound(n: int, *, before: bool = False, repeat: int = 1) -> dict[str, Any
     def then(engine: Any) -> Callable[[], Awaitable[Any]]:
         return lambda: score_before(engine, runs, scorers)
 
-    def best(run: Callable[[], Awaitable[Any]]) -> tuple[float, str]:
+    def best(run: Callable[[], Awaitable[Any]], name: str) -> tuple[float, str]:
         times, report = [], None
         for _ in range(repeat):
+            driver, cluster = time.process_time(), _cluster_cpu()
             seconds, report = _timed(run)
             times.append(seconds)
+            cpu = (time.process_time() - driver, *_cpu_since(cluster))
+            if seconds == min(times):
+                figures[f"{name}_cpu"] = cpu
         assert report is not None
         assert report.n_trajectories == len(runs)
         document = report.to_json()
         return min(times), json.dumps(document, sort_keys=True)
 
     figures: dict[str, Any] = {"n": len(runs), "scorers": len(scorers), "before": before}
-    figures["local_s"], expected = best(now(LocalEngine()))
+    figures["local_s"], expected = best(now(LocalEngine()), "local")
     same = True
     for cpus in (1, 2):
         engine = _ray_engine(cpus)
         try:
             if before:
-                figures[f"ray{cpus}_before_s"], report = best(then(engine))
+                figures[f"ray{cpus}_before_s"], report = best(then(engine), f"ray{cpus}_before")
                 same = same and report == expected
-            figures[f"ray{cpus}_s"], report = best(now(engine))
+            figures[f"ray{cpus}_s"], report = best(now(engine), f"ray{cpus}")
             same = same and report == expected
         finally:
             engine.close()
@@ -305,6 +337,13 @@ def _print_cpu(a: dict[str, Any]) -> None:
           f"speed-up {a['speedup']:.2f}x (target >= {SPEEDUP_TARGET}x: "
           f"{_mark(a['speedup'] >= SPEEDUP_TARGET)})")  # fmt: skip
     print(f"  the same report on every engine: {'yes' if a['same_report'] else 'NO'}")
+    print("  CPU seconds: this process + the Ray workers + Ray's own processes = per run")
+    for name in ("local", "ray1_before", "ray1", "ray2_before", "ray2"):
+        if f"{name}_cpu" in a:
+            driver, workers, rest = a[f"{name}_cpu"]
+            total = driver + workers + rest
+            print(f"    {name:12s} {driver:6.2f} + {workers:6.2f} + {rest:5.2f} s = "
+                  f"{1000 * total / n:5.3f} ms")  # fmt: skip
 
 
 def _print_io(n: int) -> None:
