@@ -27,6 +27,14 @@ runs' reports kept), checking that both give the same figures; and the run page'
 page of examples read by position (``OFFSET``) against read by key (the pager's links)
 and by number from the nearer end.
 
+``--result-pages [--large 100000]`` seeds one run of ``--large`` results, serves it and
+times over HTTP (medians of ``--repeat``, the pages in turns) the run page's scorer tab
+(``?show=failing&scorer=label``) and ``GET /v1/runs/{id}/results`` under each filter and
+order: the first page, the last page asked for by number (``?page=``, a cursor of a
+position alone) and the last page reached from the one before (the Next link, ``next``),
+and each listing's first visit before its sizes are kept. To compare with an older
+version, run this script with that version's ``src`` first on ``PYTHONPATH``.
+
 ``--rss`` fills one store with ``--runs`` runs of ``--per-run`` results (1,000 x 100:
 100,000 results), starts ``arbiter serve`` on it as a process of its own, opens every
 page kind (every page of the runs table, every run's page, failing tab and last page of
@@ -358,6 +366,86 @@ def measure_compare(n: int, repeat: int, folder: Path) -> None:
     store.close()
 
 
+def _next_link(text: str) -> str:
+    """The run page's Next link (its pager's ``rel="next"``)."""
+    import html
+    import re
+
+    found = re.search(r'<a href="([^"]*)" rel="next">', text)
+    if found is None:
+        raise SystemExit("the run page has no Next link")
+    return html.unescape(found.group(1))
+
+
+def _rest_cursor(offset: int) -> str:
+    """A cursor of the form every server version reads: the position alone."""
+    from arbiter.server.pagination import encode_cursor
+
+    return encode_cursor(offset)
+
+
+def measure_result_pages(n: int, repeat: int, folder: Path) -> None:
+    """The scorer tab of the run page and ``GET /v1/runs/{id}/results`` over HTTP on a run
+    of ``n`` results (report kept): each listing's first page, its last page asked for by
+    number (the page's ``?page=``, the API's cursor of a position), and its last page
+    reached from the one before (the page's Next link, the API's ``next``); medians of
+    ``repeat``, the listings in turns. A first visit is a listing's first page while its
+    sizes are not kept yet (the server's memo emptied first, on a server that has one)."""
+    with ExitStack() as stack:
+        s = _serve(n, folder, stack)
+        s.client.get("/runs/none")
+        _get(s.client, f"/runs/{s.run_id}")
+        s.app.state.report_keeper.wait(s.run_id)
+        tab = f"/runs/{s.run_id}?show=failing&scorer=label"
+        failed = int(
+            s.client.get(f"/v1/runs/{s.run_id}/results?failing=true&limit=1").json()["total"]
+        )
+        last = max(1, -(-failed // 50))
+        before_last = s.client.get(f"{tab}&page={last - 1}").text
+        urls: dict[str, str] = {
+            "scorer tab, page 1": tab,
+            f"scorer tab, last page (page={last})": f"{tab}&page={last}",
+            "scorer tab, last page by its Next link": _next_link(before_last),
+        }
+        api = f"/v1/runs/{s.run_id}/results?limit=50"
+        for name, query in [
+            ("by example", ""),
+            ("failing", "&failing=true"),
+            ("failures first", "&order=failures_first"),
+            ("scorer fails, failures first", "&failing=true&scorer=label&order=failures_first"),
+            ("scorer, by example", "&scorer=label"),
+        ]:
+            total = int(s.client.get(api + query).json()["total"])
+            far = (total - 1) // 50 * 50
+            cursor = _rest_cursor(far)
+            urls[f"REST {name}, page 1"] = api + query
+            urls[f"REST {name}, last page by position"] = f"{api}{query}&cursor={cursor}"
+            previous = s.client.get(f"{api}{query}&cursor={_rest_cursor(far - 50)}").json()
+            urls[f"REST {name}, last page by next"] = f"{api}{query}&cursor={previous['next']}"
+        for url in urls.values():
+            _get(s.client, url)
+        keeper = s.app.state.report_keeper
+        times: dict[str, list[float]] = {name: [] for name in urls}
+        cold: dict[str, list[float]] = {name: [] for name in urls if name.endswith("page 1")}
+        print(f"  {_load()} before", flush=True)
+        for _ in range(repeat):
+            for name, url in urls.items():
+                times[name].append(_get(s.client, url))
+            for name in cold:  # the listing's sizes not kept yet (a server that keeps them)
+                if hasattr(keeper, "listing_sizes"):
+                    keeper.listing_sizes = type(keeper.listing_sizes)()
+                cold[name].append(_get(s.client, urls[name]))
+            for url in urls.values():  # kept again for the next round's warm pages
+                _get(s.client, url)
+        print(f"  {_load()} after")
+    print(f"\n{'page (' + format(n, ',') + ' results)':<56} {'median':>10}")
+    for name, taken in times.items():
+        print(f"{name:<56} {statistics.median(taken) * 1000:>8.1f}ms")
+    for name, taken in cold.items():
+        label = name.replace("page 1", "first visit")
+        print(f"{label:<56} {statistics.median(taken) * 1000:>8.1f}ms")
+
+
 def main() -> None:
     """Measure both sizes and print the table with ratios (``--rss``: the server's peak
     memory over a store of many runs instead; ``--compare``: a comparison of two large
@@ -370,12 +458,21 @@ def main() -> None:
     parser.add_argument(
         "--compare", action="store_true", help="time a comparison of two --large runs"
     )
+    parser.add_argument(
+        "--result-pages",
+        action="store_true",
+        help="time the scorer tab and the REST results' far pages on a --large run",
+    )
     parser.add_argument("--runs", type=int, default=1_000, help="runs in the --rss store")
     parser.add_argument("--per-run", type=int, default=100, help="results per --rss run")
     args = parser.parse_args()
     if args.rss:
         with tempfile.TemporaryDirectory() as tmp:
             measure_rss(args.runs, args.per_run, Path(tmp))
+        return
+    if args.result_pages:
+        with tempfile.TemporaryDirectory() as tmp:
+            measure_result_pages(args.large, args.repeat, Path(tmp))
         return
     if args.compare:
         with tempfile.TemporaryDirectory() as tmp:
