@@ -134,3 +134,27 @@ def test_agent_run_executor_calls_keep_one_rate_across_the_cluster(
     for started, start in zip(sorted(starts), allowed, strict=True):
         assert started >= start - 1e-3
     assert max(allowed) - min(allowed) >= (24 - 2) / 24 - 1e-6
+
+
+def test_agent_score_judge_calls_keep_one_rate_across_the_cluster(
+    ray_cluster: Cluster, tmp_path: Path, cli: Callable[..., Result], judge: _Judge
+) -> None:
+    tau = Path(__file__).parents[1] / "trajectories" / "data" / "tau_bench_published_shape.json"
+    records = json.loads(tau.read_text())
+    many = tmp_path / "tau.json"  # the two published runs, again under other task ids
+    many.write_text(json.dumps([{**r, "task_id": 100 * i + r["task_id"]}
+                                for i in range(6) for r in records]))  # fmt: skip
+    done = cli("agent", "score", str(many),
+               "--scorer", "rubric:rubric=The agent did what was asked.,provider=ollama,model=m",
+               "--engine", "ray", "--ray-address", ray_cluster.address,
+               "--rate-limit", "ollama=10/s,burst=2,concurrency=1", "--json")  # fmt: skip
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["n_trajectories"] == 12
+    state, allowed = _actor_state(ray_cluster.address, "ollama")
+    assert state["per_second"] == 10
+    assert state["peak"] <= 1
+    # Every judge call, from either worker, took its token from the one actor. (The
+    # workers read the provider's URL from their own environment, not the driver's, so
+    # here their calls do not reach this judge: see docs/scale.md.)
+    assert state["granted"] == len(allowed) >= 12
+    assert max(allowed) - min(allowed) >= (len(allowed) - 2) / 10 - 1e-6

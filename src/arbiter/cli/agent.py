@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
     from arbiter.contract import AgentCase
+    from arbiter.engines.base import CallGate
     from arbiter.scoring.base import BuiltScorer
     from arbiter.trajectories.loader import ImportedRun
 
@@ -131,10 +132,16 @@ def _scorers(
     options: list[str] | None,
     runs: Sequence[ImportedRun],
     cases: Mapping[str, AgentCase] | None = None,
+    gate: CallGate | None = None,
 ) -> list[BuiltScorer]:
     from arbiter.service.agents import trajectory_scorers
 
-    return trajectory_scorers(options or [], runs=runs, cases=cases)
+    context = None
+    if gate is not None:
+        from arbiter.scoring.base import ScoringContext
+
+        context = ScoringContext(gate=gate)
+    return trajectory_scorers(options or [], runs=runs, cases=cases, context=context)
 
 
 @agent_app.command("score")
@@ -165,13 +172,27 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     engine: EngineOption = None,
     ray_address: RayAddressOption = None,
+    rate_limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rate-limit",
+            metavar="PROVIDER=N/s",
+            help="At most N model calls a second (N/min: a minute) to the provider PROVIDER "
+            "by the judges named with --scorer; ',burst=B' lets B start at once after a "
+            "quiet spell, ',concurrency=C' holds it to C calls in flight. On --engine ray "
+            "every worker shares it. Repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Score imported trajectories with the deterministic trajectory scorers; pass^k."""
     from arbiter.errors import GateFailed
     from arbiter.service.agent_work import score_agent_runs_on
     from arbiter.service.engines import EngineChoice, opened_engine
 
-    engine_choice = EngineChoice.of(engine, ray_address)
+    engine_choice = EngineChoice.of(
+        engine, ray_address, rate_limits=rate_limit or (), calls_system=False
+    )
+    gate = engine_choice.gate(None)  # the local engine's; a cluster's workers gate their own
 
     by_id = None
     if cases is not None:
@@ -197,7 +218,7 @@ def score(
             report = asyncio.run(
                 score_agent_runs(
                     _iter_runs(files, format, mapping),
-                    _scorers(scorer, (), by_id) if scorer else DefaultScorers(),
+                    _scorers(scorer, (), by_id, gate) if scorer else DefaultScorers(),
                     cases=by_id,
                     gate_on=gate_on,
                     seed=seed,
@@ -213,7 +234,7 @@ def score(
                     score_agent_runs_on(
                         chosen,
                         runs,
-                        _scorers(scorer, runs, by_id),
+                        _scorers(scorer, runs, by_id, gate),
                         cases=by_id,
                         gate_on=gate_on,
                         seed=seed,

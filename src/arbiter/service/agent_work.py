@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from arbiter.contract import AgentCase, Score, ScorerSpec
-from arbiter.engines.base import Engine
+from arbiter.engines.base import CallGate, Engine
 from arbiter.errors import EngineError
 from arbiter.scoring.base import BuiltScorer
 from arbiter.trajectories.loader import ImportedRun
@@ -152,8 +152,10 @@ class AgentScoreWork:
         *,
         specs: Sequence[ScorerSpec],
         cases: Mapping[str, AgentCase] | None = None,
+        gate: CallGate | None = None,
     ) -> None:
         self.scorers, self.specs, self.cases = scorers, list(specs), dict(cases or {})
+        self.gate = gate
 
     @property
     def concurrency(self) -> int:
@@ -177,6 +179,11 @@ class AgentScoreWork:
         """The same work (it scores one run at a time whatever the limit)."""
         return self
 
+    def gated(self, gate: CallGate) -> AgentScoreWork:
+        """The work with its scorers' model calls (a judge named with ``--scorer``)
+        passing ``gate``, a cluster's shared limits: the worker builds them with it."""
+        return AgentScoreWork(None, specs=self.specs, cases=self.cases, gate=gate)
+
     async def run(
         self, items: Iterable[SentRun], emit: Callable[[Scored], Awaitable[None]]
     ) -> None:
@@ -184,7 +191,17 @@ class AgentScoreWork:
         of these runs are one object)."""
         from arbiter.service.agents import score_runs
 
-        scorers = self.scorers if self.scorers is not None else _built(self.specs)
+        context = None
+        if self.scorers is not None:
+            scorers = self.scorers
+        elif self.gate is None:
+            scorers = _built(self.specs)
+        else:  # built for this batch: its gate holds this batch's slots
+            from arbiter.scoring.base import ScoringContext
+            from arbiter.service.scoring import build_scorers
+
+            context = ScoringContext(gate=self.gate)
+            scorers = build_scorers(self.specs, context=context)
         alike = _Alike()
         received = _received(items)
         try:
@@ -193,6 +210,8 @@ class AgentScoreWork:
                 await emit((index, alike.shared(scored.scores)))
         finally:
             _released()
+            if context is not None:
+                await context.aclose()
 
 
 async def score_agent_runs_on(

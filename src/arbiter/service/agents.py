@@ -33,7 +33,7 @@ from arbiter.contract import (
     run_hash,
 )
 from arbiter.errors import InputError
-from arbiter.scoring.base import BuiltScorer
+from arbiter.scoring.base import BuiltScorer, ScoringContext
 from arbiter.scoring.registry import ScorerRegistry
 from arbiter.service.agent_report import (
     MAX_REPAIRS_SHOWN,
@@ -78,10 +78,12 @@ def trajectory_scorers(
     runs: Sequence[ImportedRun] = (),
     cases: Mapping[str, AgentCase] | None = None,
     registry: ScorerRegistry | None = None,
+    context: ScoringContext | None = None,
 ) -> list[BuiltScorer]:
     """Scorers from ``--scorer`` options; none: every trajectory scorer that loads and
     applies to the agent class of some run
-    (:func:`~arbiter.service.agents_run.agent_scorers`).
+    (:func:`~arbiter.service.agents_run.agent_scorers`). A judge among them calls its
+    model through ``context`` (its gate: ``agent score --rate-limit``); None: a default one.
 
     Raises:
         InputError: A malformed option, an unknown scorer or argument, a duplicate name.
@@ -97,7 +99,7 @@ def trajectory_scorers(
     for name in names:
         if names.count(name) > 1:
             raise InputError(f"two scorers are named {name!r}; tell them apart with as=NAME")
-    return build_scorers(specs, registry=registry)
+    return build_scorers(specs, registry=registry, context=context)
 
 
 def example_of(run: ImportedRun, case: AgentCase | None = None) -> Example:
