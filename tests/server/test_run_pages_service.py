@@ -12,9 +12,9 @@ from arbiter.service.browse import ResultFilter
 from arbiter.service.run_pages import ReportKeeper, example_page
 from arbiter.service.runs import load_run
 from arbiter.store import Store
-from arbiter.store.browse_repository import page_results
 from arbiter.store.failures_repository import count_outcomes, page_failures_first
 from arbiter.store.report_repository import examples_by_id, index_examples, kept_reports
+from arbiter.store.result_pages import page_results
 
 
 def _run(store: Store, n: int, *, seed: int = 0) -> str:

@@ -6,8 +6,9 @@ import pytest
 
 from arbiter.contract import Dataset, Example, Output, PairResult, Score
 from arbiter.store import Store
-from arbiter.store.browse_repository import ResultFilter, _scored_ids, page_results
+from arbiter.store.browse_repository import ResultFilter, _scored_ids
 from arbiter.store.models import ResultRow
+from arbiter.store.result_pages import page_results
 
 
 def _result(i: int) -> PairResult:

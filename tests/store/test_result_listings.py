@@ -25,7 +25,6 @@ from arbiter.store.browse_repository import (
     _failed,
     _scored_ids,
     _sqlite_scored,
-    page_results,
 )
 from arbiter.store.models import ResultRow
 from arbiter.store.repository import _pair_result
@@ -35,6 +34,7 @@ from arbiter.store.result_pages import (
     count_listing,
     key_of_row,
     page_keyed,
+    page_results,
 )
 
 SIZE = 5

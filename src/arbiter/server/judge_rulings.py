@@ -34,8 +34,9 @@ from arbiter.contract import (
 from arbiter.errors import InputError, StoreError
 from arbiter.service.agent_records import is_agent_run, parse_record_id, record_id
 from arbiter.store import Store
-from arbiter.store.browse_repository import ResultFilter, page_results, run_headers
+from arbiter.store.browse_repository import ResultFilter, run_headers
 from arbiter.store.report_repository import examples_by_id
+from arbiter.store.result_pages import page_results
 from arbiter.store.trajectory_repository import get_trajectory, list_trajectories
 
 __all__ = [

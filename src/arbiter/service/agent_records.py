@@ -150,7 +150,8 @@ def agent_records(
     see (None: all), at most ``max_results`` of them (newest runs first), so a page stays
     fast on a large store."""
     from arbiter.service.browse import list_runs
-    from arbiter.store.browse_repository import ResultFilter, RunFilter, page_results
+    from arbiter.store.browse_repository import ResultFilter, RunFilter
+    from arbiter.store.result_pages import page_results
 
     records: list[AgentRecord] = []
     for info in list_runs(store, RunFilter(viewer=viewer), limit=limit).items:

@@ -1,9 +1,11 @@
 """Paged, filtered reads of runs and results, for the server and its pages.
 
-A page is read by position (``offset``, ``limit``) under filters, with the total the
-filters match, so a run of 100,000 results opens as fast as one of 100: only the rows
-of the page are turned into results. Ownership narrows a listing through
-``record_owners`` (a ``viewer`` of None sees everything).
+A page is read under filters, with the total the filters match, so a run of 100,000
+results opens as fast as one of 100: only the rows of the page are turned into results.
+A page of results is read by key, from the nearer end of its group when asked for by
+position (:func:`arbiter.store.result_pages.page_results`); filters by scorer test the
+scores' JSON in SQL. Ownership narrows a listing through ``record_owners`` (a ``viewer``
+of None sees everything).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, String, and_, func, or_, select, text
 from sqlalchemy.orm import Session
 
-from arbiter.contract import Case, PairResult, RunInfo, Verdict
+from arbiter.contract import Case, RunInfo, Verdict
 from arbiter.store.jury_models import CritiqueRow, VerdictRow
 from arbiter.store.jury_repository import _outcome
 from arbiter.store.models import DatasetRow, ResultRow, RunRow
@@ -28,7 +30,6 @@ __all__ = [
     "RunFilter",
     "StoredVerdict",
     "load_verdict",
-    "page_results",
     "page_runs",
     "page_verdicts",
     "run_headers",
@@ -237,21 +238,6 @@ def scored_clause(store: Store, run_id: str, where: ResultFilter) -> ColumnEleme
         return _postgres_scored(where.scorer, where.failing)
     order = [ResultRow.example_id, ResultRow.repetition]
     return ResultRow.id.in_(_scored_ids(store, run_id, where.scorer, where.failing, order))
-
-
-def page_results(
-    store: Store, run_id: str, where: ResultFilter, *, offset: int, limit: int
-) -> tuple[list[PairResult], int]:
-    """One page of a run's results under ``where``, and how many results match.
-
-    The groups are counted in one SQL aggregate and the page is read from the nearer end
-    of its group (:mod:`arbiter.store.result_pages`); only the page's rows are read whole.
-    """
-    from arbiter.store.result_pages import count_listing, page_keyed
-
-    _, sizes = count_listing(store, run_id, where)
-    page, total = page_keyed(store, run_id, where, sizes, offset=offset, limit=limit)
-    return [k.result for k in page], total
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ __all__ = [
     "key_of_row",
     "page_failures_first_keyed",
     "page_keyed",
+    "page_results",
     "sizes_from_counts",
 ]
 
@@ -244,7 +245,7 @@ def page_keyed(
     before: ResultKey | None = None,
 ) -> tuple[list[KeyedResult], int]:
     """One page of the listing ``where`` names: the results :func:`~arbiter.store.
-    browse_repository.page_results` would list at ``offset``, read by key.
+    result_pages.page_results` would list at ``offset``, read by key.
 
     Args:
         store: The store.
@@ -344,3 +345,16 @@ def page_failures_first_keyed(
     return page_keyed(
         store, run_id, where, sizes, offset=offset, limit=limit, after=after, before=before
     )
+
+
+def page_results(
+    store: Store, run_id: str, where: ResultFilter, *, offset: int, limit: int
+) -> tuple[list[PairResult], int]:
+    """One page of a run's results under ``where``, and how many results match.
+
+    The groups are counted in one SQL aggregate and the page is read from the nearer end
+    of its group (:func:`page_keyed`); only the page's rows are read whole.
+    """
+    _, sizes = count_listing(store, run_id, where)
+    page, total = page_keyed(store, run_id, where, sizes, offset=offset, limit=limit)
+    return [k.result for k in page], total
