@@ -147,12 +147,11 @@ def test_agent_score_judge_calls_keep_one_rate_across_the_cluster(
     done = cli("agent", "score", str(many),
                "--scorer", "rubric:rubric=The agent did what was asked.,provider=ollama,model=m",
                "--engine", "ray", "--ray-address", ray_cluster.address,
-               "--rate-limit", "ollama=10/s,burst=2,concurrency=1", "--json")  # fmt: skip
+               "--rate-limit", "ollama=10/s,burst=2", "--json")  # fmt: skip
     assert done.code == 0, done.err
     assert json.loads(done.out)["n_trajectories"] == 12
     state, allowed = _actor_state(ray_cluster.address, "ollama")
     assert state["per_second"] == 10
-    assert state["peak"] <= 1
     # Every judge call, from either worker, took its token from the one actor. (The
     # workers read the provider's URL from their own environment, not the driver's, so
     # here their calls do not reach this judge: see docs/scale.md.)
