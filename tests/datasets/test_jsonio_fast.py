@@ -28,7 +28,7 @@ def _exact(text: str, *, unique_keys: bool = True, allow_non_finite: bool = Fals
         )
 
 
-def _same(text: str, **options: Any) -> None:
+def _assert_same(text: str, **options: Any) -> None:
     try:
         expected: Any = ("value", _exact(text, **options))
     except JsonInputError as exc:
@@ -60,8 +60,8 @@ def test_a_repeated_key_is_refused_wherever_it_hides() -> None:
     ):
         with pytest.raises(JsonInputError, match="duplicate key"):
             parse_json(text, source="f")
-        _same(text)
-        _same(text, unique_keys=False)
+        _assert_same(text)
+        _assert_same(text, unique_keys=False)
     assert parse_json('{"a":1,"a":2}', source="f", unique_keys=False) == {"a": 2}
 
 
@@ -74,7 +74,7 @@ def test_long_integers_stay_integers() -> None:
         '{"t":"1767225600000000000","n":12345678901234567890123}',
         "1" * 5000,
     ):
-        _same(text)
+        _assert_same(text)
     assert parse_json('{"n":12345678901234567890123}', source="f") == {"n": 12345678901234567890123}
 
 
@@ -94,20 +94,20 @@ def test_what_the_exact_reader_refuses_is_refused_the_same_way() -> None:
         "[" * 2000 + "]" * 2000,
         '"a\x01"',
     ):
-        _same(text)
-        _same(text, allow_non_finite=True)
+        _assert_same(text)
+        _assert_same(text, allow_non_finite=True)
 
 
 def test_the_depth_limit_is_exact() -> None:
     for depth in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1):
         for inner in ("", "1", '{"k":"]]]]"}'):
             text = "[" * depth + inner + "]" * depth
-            _same(text)
+            _assert_same(text)
             text = '{"s":"' + "{" * 200 + '","v":' + text + "}"
-            _same(text)
+            _assert_same(text)
 
 
-def test_random_documents_read_the_same() -> None:
+def test_random_documents_read_the_assert_same() -> None:
     rng = random.Random(17)
     strings = ["", "a", "é", "😀", ":", "\\", '"', "]}", "\u2028", "\x00", "k:v", "\ud83d\ude00"]
 
@@ -135,11 +135,11 @@ def test_random_documents_read_the_same() -> None:
             json.dumps(tree, ensure_ascii=False, separators=(",", ":")),
             json.dumps(tree, indent=1),
         ):
-            _same(text)
+            _assert_same(text)
             if text.startswith("{") and len(text) > 2:
                 # the same document with its first key given again
                 first = text[1 : text.index(":", 1 + text.index('"', 2))]
-                _same("{" + first + ":0," + text[1:])
+                _assert_same("{" + first + ":0," + text[1:])
 
 
 def test_a_large_text_is_checked_for_depth_without_a_copy_that_grows_with_it(
@@ -173,4 +173,4 @@ def test_a_large_text_is_checked_for_depth_without_a_copy_that_grows_with_it(
     with pytest.raises(JsonInputError, match="nested deeper than 128 levels"):
         parse_json("[" + legal + "]", source="f")
     monkeypatch.undo()
-    _same('{"s":"' + "[" * 70_000 + '","v":' + "[" + legal + "]" + "}")
+    _assert_same('{"s":"' + "[" * 70_000 + '","v":' + "[" + legal + "]" + "}")

@@ -168,7 +168,7 @@ class _PickledEngine:
                 await emit(result)
 
 
-def _same_scores(engine: Any, runs: list[ImportedRun], cases: dict[str, AgentCase]) -> None:
+def _assert_same_scores(engine: Any, runs: list[ImportedRun], cases: dict[str, AgentCase]) -> None:
     scorers = _scorers()
     expected = asyncio.run(score_runs(runs, scorers, cases=cases))
     work = AgentScoreWork(scorers, specs=[s.spec for s in scorers], cases=cases)
@@ -187,7 +187,7 @@ def _same_scores(engine: Any, runs: list[ImportedRun], cases: dict[str, AgentCas
         assert [s.model_fields_set for s in scores] == [s.model_fields_set for s in scored.scores]
 
 
-def _same_report(engine: Any, runs: list[ImportedRun], cases: dict[str, AgentCase]) -> None:
+def _assert_same_report(engine: Any, runs: list[ImportedRun], cases: dict[str, AgentCase]) -> None:
     scorers = _scorers()
     here = asyncio.run(score_agent_runs_on(LocalEngine(), runs, scorers, cases=cases))
     there = asyncio.run(score_agent_runs_on(engine, runs, scorers, cases=cases))
@@ -196,11 +196,11 @@ def _same_report(engine: Any, runs: list[ImportedRun], cases: dict[str, AgentCas
 
 
 def test_scores_that_travel_through_pickle_are_the_local_ones() -> None:
-    _same_scores(_PickledEngine(), _runs(), CASES)
+    _assert_same_scores(_PickledEngine(), _runs(), CASES)
 
 
 def test_a_report_scored_through_pickle_is_the_local_one() -> None:
-    _same_report(_PickledEngine(), _runs(), CASES)
+    _assert_same_report(_PickledEngine(), _runs(), CASES)
 
 
 @needs_ray
@@ -210,8 +210,8 @@ def test_scores_and_report_on_ray_are_the_local_ones(ray_cluster: Cluster) -> No
 
     runs = _runs()
     with RayEngine(ray_cluster.address, batch_size=8) as engine:
-        _same_scores(engine, runs, CASES)
-        _same_report(engine, runs, CASES)
+        _assert_same_scores(engine, runs, CASES)
+        _assert_same_report(engine, runs, CASES)
 
 
 def test_a_batch_of_alike_runs_sends_back_one_object_per_distinct_score() -> None:

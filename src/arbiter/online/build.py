@@ -302,7 +302,29 @@ def _judge_chain(
         raise InputError(f"judges: {exc}") from None
 
 
-class GatedJudge:
+class _WrappedJudge:
+    """What a wrapper of a chain judge passes through unchanged: its name, its timeout
+    and whether it reports its calls."""
+
+    _judge: ChainJudge
+
+    @property
+    def name(self) -> str:
+        """The wrapped judge's name."""
+        return self._judge.name
+
+    @property
+    def timeout(self) -> float:
+        """The wrapped judge's timeout (of its call: a gate's wait is not in it)."""
+        return self._judge.timeout
+
+    @property
+    def reports_calls(self) -> bool:
+        """Whether the wrapped judge asks through the judging layer (see ``judged``)."""
+        return bool(getattr(self._judge, "reports_calls", False))
+
+
+class GatedJudge(_WrappedJudge):
     """A judge of the chain whose every call first holds ``gate(provider)``: a rate token
     and, with a provider's concurrency, one of its slots.
 
@@ -322,21 +344,6 @@ class GatedJudge:
         self.provider = provider
         self._gate = gate
 
-    @property
-    def name(self) -> str:
-        """The wrapped judge's name."""
-        return self._judge.name
-
-    @property
-    def timeout(self) -> float:
-        """The wrapped judge's timeout (of its call, the wait excluded)."""
-        return self._judge.timeout
-
-    @property
-    def reports_calls(self) -> bool:
-        """Whether the wrapped judge asks through the judging layer (see ``judged``)."""
-        return bool(getattr(self._judge, "reports_calls", False))
-
     async def judged(self, prediction: Prediction, context: str | None) -> Judged[JudgeVerdict]:
         """The wrapped judge's answer and call record, once the gate lets the call through."""
         reporting = getattr(self._judge, "judged", None)
@@ -353,7 +360,7 @@ class GatedJudge:
             return await self._judge.verdict(prediction, context)
 
 
-class TracedJudge:
+class TracedJudge(_WrappedJudge):
     """A judge whose every verdict is a child span ``arbiter.judge.<name>``.
 
     Args:
@@ -364,21 +371,6 @@ class TracedJudge:
     def __init__(self, judge: ChainJudge, telemetry: Telemetry) -> None:
         self._judge = judge
         self._telemetry = telemetry
-
-    @property
-    def name(self) -> str:
-        """The wrapped judge's name."""
-        return self._judge.name
-
-    @property
-    def timeout(self) -> float:
-        """The wrapped judge's timeout."""
-        return self._judge.timeout
-
-    @property
-    def reports_calls(self) -> bool:
-        """Whether the wrapped judge asks through the judging layer (see ``judged``)."""
-        return bool(getattr(self._judge, "reports_calls", False))
 
     async def judged(self, prediction: Prediction, context: str | None) -> Judged[JudgeVerdict]:
         """The wrapped judge's answer and call record, inside a span (a failed call is
