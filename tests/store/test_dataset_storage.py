@@ -3,11 +3,12 @@ example: byte for byte what the JSON column wrote, so every reader of it is unch
 
 from __future__ import annotations
 
+import gc
 import json
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import BindParameter, text
 
 from arbiter.contract import Dataset, Example
 from arbiter.store import Store
@@ -95,3 +96,18 @@ def test_examples_are_picked_by_id_out_of_the_stored_text(store: Store) -> None:
     store.save_dataset(dataset)
     found = examples_by_id(store, dataset.content_hash, ["n", "é-2"])
     assert found == {"n": DATASETS["nested"][0], "é-2": DATASETS["unicode"][1]}
+
+
+def test_the_store_keeps_no_copy_of_a_saved_dataset_text(store: Store) -> None:
+    """The text is bound when the insert runs: a statement holding it as a value would
+    stay in SQLAlchemy's cache of compiled statements, a whole dataset for the store's life."""
+    dataset = Dataset(examples=DATASETS["more-than-a-piece"])
+    store.save_dataset(dataset)
+    gc.collect()
+    size = len(_stored_text(store, dataset.content_hash))
+    held = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, BindParameter) and isinstance(o.value, str) and len(o.value) >= size
+    ]
+    assert held == []

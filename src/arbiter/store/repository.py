@@ -22,9 +22,11 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
+    BindParameter,
     Engine,
     Table,
     Text,
+    bindparam,
     cast,
     create_engine,
     delete,
@@ -267,19 +269,23 @@ class Store:
                 select(DatasetRow.content_hash).where(DatasetRow.content_hash == content_hash)
             )
             if stored is None:
+                # The text is bound at execution, not in the statement: SQLAlchemy's
+                # cache of compiled statements keeps the first statement of each shape,
+                # and with it any value in it (the whole text, for the life of the store).
                 session.execute(
                     insert(_DATASETS).values(
                         content_hash=content_hash,
                         name=dataset.name,
                         version=dataset.version,
                         n_examples=len(dataset.examples),
-                        examples=self._json_text(_examples_text(dataset.examples)),
+                        examples=self._json_text(bindparam(_EXAMPLES_TEXT, type_=Text)),
                         created_at=_now(),
-                    )
+                    ),
+                    {_EXAMPLES_TEXT: _examples_text(dataset.examples)},
                 )
         return content_hash
 
-    def _json_text(self, value: str) -> Any:
+    def _json_text(self, value: str | BindParameter[str]) -> Any:
         """``value``, JSON text already, bound to a JSON column as it is: SQLite keeps JSON
         as text; PostgreSQL is told to read the text as ``json``."""
         as_text = type_coerce(value, Text)
@@ -559,6 +565,9 @@ def _examples_text(examples: Sequence[Example]) -> str:
 
 
 _TEXT_PIECES = 20_000
+
+_EXAMPLES_TEXT = "examples_text"
+"""The name the dataset's text is bound under when it is written."""
 
 
 def _check_fits(dataset: Dataset) -> None:
