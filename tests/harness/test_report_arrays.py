@@ -1,7 +1,7 @@
 """The report folded over arrays (issue 21) is the report as it was, byte for byte.
 
-A copy of 0.5's :func:`build_report` (per-example dicts and lists, at the bottom of this
-file) is the oracle: on generated runs (repetitions missing, given twice, of examples
+A copy of :func:`build_report` as it was at 646d368 (per-example dicts and lists, at the
+bottom of this file) is the oracle: on generated runs (repetitions missing, given twice, of examples
 outside the scope; True / False / unknown outcomes, errors; several scorers with values,
 answers, expected categories, bands, errors and model calls; cohorts; ``label`` with a
 label map, a scorer with a category map) both give the same JSON, from a list of results
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from arbiter.contract import (
     Band,
+    ClassificationMetrics,
     CohortMetrics,
     Completeness,
     Example,
@@ -40,7 +41,7 @@ from arbiter.contract import (
 from arbiter.harness.compact import OUTCOMES, ResultColumns
 from arbiter.harness.report import (
     _bootstraps,
-    _classifications,
+    _category_map,
     _label_map,
     _summed,
     _wilson,
@@ -48,6 +49,7 @@ from arbiter.harness.report import (
     example_outcomes,
     per_example_outcomes,
 )
+from arbiter.scoring.metrics import apply_label_map, classification_metrics, map_label
 
 SPECS = [
     ScorerSpec(name="label", args={"label_map": {"A": "pos", "B": "pos", "C": "neg"}}),
@@ -245,8 +247,8 @@ def test_the_outcomes_of_examples_are_those_of_the_public_helpers() -> None:
     assert report.undecided_examples == sum(o is None for o in summary.values())
 
 
-# 0.5's build_report, the oracle: a copy kept as it was (only the helpers it shares with
-# the new one, which did not change, are imported).
+# build_report as it was at 646d368, the oracle: a copy kept as it was (only the helpers
+# it shares with the new one, which did not change, are imported).
 
 
 def old_build_report(
@@ -264,7 +266,7 @@ def old_build_report(
     status: RunStatus = "completed",
     completeness: Completeness | None = None,
 ) -> Report:
-    """0.5's build_report, kept as it was."""
+    """build_report as it was at 646d368, kept as it was."""
     labels = [spec.label for spec in scorers]
     if isinstance(results, ResultColumns):
         columns = results
@@ -514,3 +516,24 @@ def _first_messages(columns: ResultColumns, order: Sequence[int]) -> dict[str, s
             if found is not None and found[0] not in first:
                 first[found[0]] = found[1]
     return dict(sorted(first.items()))
+
+
+def _classifications(
+    spec: ScorerSpec, y_true: list[str], y_pred: list[str | None]
+) -> tuple[ClassificationMetrics | None, ClassificationMetrics | None]:
+    """The strict classification report and the mapped one (None where there is none).
+
+    With a category map, an expected value that is a category (a value of the map, not
+    a key) was only known at that level (a case labelled defective, not with its
+    verdict): it counts in the mapped view alone.
+    """
+    if not y_true:
+        return None, None
+    mapping = _category_map(spec)
+    if not mapping:
+        return classification_metrics(y_true, y_pred), None
+    coarse = set() if spec.name == "label" else set(mapping.values()) - set(mapping)
+    fine = [(t, p) for t, p in zip(y_true, y_pred, strict=True) if t not in coarse]
+    strict = classification_metrics([t for t, _ in fine], [p for _, p in fine]) if fine else None
+    mapped_true = [t if t in coarse else map_label(t, mapping) for t in y_true]
+    return strict, classification_metrics(mapped_true, apply_label_map(y_pred, mapping))

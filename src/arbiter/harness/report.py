@@ -521,8 +521,11 @@ def _classifications(
     if not mapping:
         return classification_metrics(y_true, y_pred), None
     coarse = set() if spec.name == "label" else set(mapping.values()) - set(mapping)
-    fine = [(t, p) for t, p in zip(y_true, y_pred, strict=True) if t not in coarse]
-    strict = classification_metrics([t for t, _ in fine], [p for _, p in fine]) if fine else None
+    fine_true, fine_pred = y_true, y_pred
+    if coarse:  # two lists, not a tuple per pair (64 MB at a million pairs)
+        fine_true = [t for t in y_true if t not in coarse]
+        fine_pred = [p for t, p in zip(y_true, y_pred, strict=True) if t not in coarse]
+    strict = classification_metrics(fine_true, fine_pred) if fine_true else None
     mapped_true = [t if t in coarse else map_label(t, mapping) for t in y_true]
     return strict, classification_metrics(mapped_true, apply_label_map(y_pred, mapping))
 
